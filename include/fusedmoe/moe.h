@@ -1,0 +1,93 @@
+// fusedmoe public API: the fused MoE layer.
+//
+// Host contract (as CUTLASS's device adapters):
+//   prepare_weights   once, at load time: checkpoint format -> the layout the kernels read
+//   can_implement     is this call supported by this build and these arguments?
+//   workspace_size    bytes of scratch the call needs (a bound from host-known sizes only)
+//   run               enqueue the whole layer on a stream; never synchronizes with the host
+//
+// Every function returns a Status; nothing throws, nothing prints.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fusedmoe/status.h"
+#include "fusedmoe/types.h"
+
+namespace fusedmoe {
+
+/// Output rows N of a projection: 2I for w13, H for w2.
+int64_t projection_rows(const ProblemShape& shape, Projection which);
+/// Input columns K of a projection: H for w13, I for w2.
+int64_t projection_cols(const ProblemShape& shape, Projection which);
+/// Scale groups along K of an integer format: K / group_size, or 1 for group_size = -1.
+int64_t quant_groups(const QuantParams& quant, int64_t k);
+
+/// The checkpoint tensors one projection needs under these quantization parameters, with
+/// their dtypes and shapes: the single source of truth for the formats of docs/FORMATS.md.
+Status describe_weight_tensors(const ProblemShape& shape, DType act_dtype,
+                               const QuantParams& quant, Projection which,
+                               std::vector<TensorSpec>* out);
+
+/// Host-side checks of everything in MoeInputs that does not need reading device data.
+Status validate_inputs(const MoeInputs& inputs);
+/// Host-side checks of the weight description (format combinations, divisibility, pointers).
+Status validate_weights(const ProblemShape& shape, DType act_dtype, const MoeWeights& weights);
+
+/// Weights in the kernels' layout, produced by prepare_weights(). The storage belongs to
+/// the caller; this struct only describes it.
+struct PreparedWeights {
+  ProblemShape shape;     ///< E, H and I the weights were prepared for (m is ignored)
+  DType act_dtype = DType::kBF16;
+  QuantParams quant;
+  ProjectionWeights w13;  ///< pointers into the prepared storage
+  ProjectionWeights w2;
+  bool gate_up_interleaved = false;  ///< w13 rows interleaved so one tile holds gate and up
+};
+
+/// Bytes of device storage prepare_weights() needs for these weights.
+Status prepared_weights_size(const ProblemShape& shape, DType act_dtype,
+                             const MoeWeights& checkpoint, size_t* bytes);
+
+/// Converts checkpoint weights (device memory) into the kernels' layout in `storage`.
+Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeights& checkpoint,
+                       void* storage, size_t storage_bytes, cudaStream_t stream,
+                       PreparedWeights* out);
+
+/// One call of the layer.
+struct MoeArguments {
+  MoeInputs inputs;
+  const PreparedWeights* weights = nullptr;
+  void* out = nullptr;  ///< [m, hidden] in inputs.act_dtype
+};
+
+Status can_implement(const MoeArguments& args);
+Status workspace_size(const MoeArguments& args, size_t* bytes);
+Status run(const MoeArguments& args, void* workspace, size_t workspace_bytes,
+           cudaStream_t stream);
+
+/// A named precision ("bf16", "fp8_block", "w4a16_gptq", ...): an activation dtype and the
+/// quantization parameters of a typical checkpoint of that kind.
+struct Precision {
+  std::string name;
+  DType act_dtype = DType::kBF16;
+  QuantParams quant;
+};
+/// The precisions fusedmoe knows, in a fixed order.
+const std::vector<Precision>& known_precisions();
+/// Looks a precision up by name or alias (fp8 = fp8_tensor, w4a16 = w4a16_gptq, ...).
+Status find_precision(const std::string& name, Precision* out);
+
+/// Whether this build has a GPU kernel path for each precision, for `fusedmoe info`.
+struct PathInfo {
+  std::string precision;
+  std::string kernel;  ///< the kernel family that serves it
+  bool available = false;
+  std::string note;
+};
+std::vector<PathInfo> supported_paths();
+
+}  // namespace fusedmoe

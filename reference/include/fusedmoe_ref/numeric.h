@@ -1,0 +1,129 @@
+// Bit-exact conversions between float and the storage types of the API (bf16, fp16,
+// float8_e4m3fn), written out so that the reference does not depend on a compiler's
+// half-precision support. Every float -> narrow conversion rounds to nearest, ties to even.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "fusedmoe/types.h"
+
+namespace fusedmoe::ref {
+
+inline uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+inline float bits_float(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+inline float bf16_to_float(uint16_t h) { return bits_float(static_cast<uint32_t>(h) << 16); }
+
+inline uint16_t float_to_bf16(float f) {
+  uint32_t u = float_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x0040u);  // quiet NaN
+  u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even on the 16 dropped bits
+  return static_cast<uint16_t>(u >> 16);
+}
+
+inline float fp16_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: mant * 2^-24
+    const float v = static_cast<float>(mant) * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+  }
+  if (exp == 31) return bits_float(sign | 0x7f800000u | (mant << 13));  // inf / NaN
+  return bits_float(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+inline uint16_t float_to_fp16(float f) {
+  uint32_t u = float_bits(f);
+  const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  u &= 0x7fffffffu;
+  if (u >= 0x7f800000u) return sign | (u > 0x7f800000u ? 0x7e00u : 0x7c00u);
+  if (u >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 rounds to infinity
+  if (u >= 0x38800000u) {                        // normal half (>= 2^-14)
+    // rebias the exponent by -112 and round the 13 dropped bits to nearest even
+    u += 0xc8000fffu + ((u >> 13) & 1u);
+    return static_cast<uint16_t>(sign | (u >> 13));
+  }
+  // subnormal half: a multiple of 2^-24; the float product is exact, nearbyint rounds to even
+  const float scaled = bits_float(u) * 16777216.0f;
+  return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(scaled)));
+}
+
+/// float8_e4m3fn: 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities; 0x7f is NaN.
+inline float fp8e4m3_to_float(uint8_t v) {
+  const float sign = (v & 0x80u) ? -1.0f : 1.0f;
+  const int exp = (v >> 3) & 0xf;
+  const int mant = v & 0x7;
+  if (exp == 15 && mant == 7) return std::nanf("");
+  if (exp == 0) return sign * std::ldexp(static_cast<float>(mant), -9);
+  return sign * std::ldexp(1.0f + static_cast<float>(mant) / 8.0f, exp - 7);
+}
+
+constexpr float kFP8E4M3Max = 448.0f;
+
+/// Saturating: finite values beyond +-448 become +-448 (the convention of every FP8 GEMM
+/// recipe, which clamps before converting). NaN stays NaN.
+inline uint8_t float_to_fp8e4m3(float f) {
+  if (std::isnan(f)) return 0x7f;
+  const uint8_t sign = std::signbit(f) ? 0x80u : 0x00u;
+  float a = std::fabs(f);
+  if (a >= kFP8E4M3Max) return sign | 0x7eu;
+  if (a < 0.015625f) {  // below 2^-6: subnormal, a multiple of 2^-9 (8 rounds up to 0x08)
+    return sign | static_cast<uint8_t>(std::nearbyint(a * 512.0f));
+  }
+  int e;
+  const float frac = std::frexp(a, &e);  // a = frac * 2^e, frac in [0.5, 1)
+  // a = (1 + m/8) * 2^(e-1); m = (2 frac - 1) * 8, exact in float, rounded to even
+  int m = static_cast<int>(std::nearbyint((2.0f * frac - 1.0f) * 8.0f));
+  int biased = e - 1 + 7;
+  if (m == 8) {
+    m = 0;
+    ++biased;
+  }
+  return static_cast<uint8_t>(sign | (biased << 3) | m);
+}
+
+/// Reads element i of a buffer of the given floating dtype as a double.
+inline double load_as_double(const void* base, DType dtype, int64_t i) {
+  switch (dtype) {
+    case DType::kBF16: return bf16_to_float(static_cast<const uint16_t*>(base)[i]);
+    case DType::kFP16: return fp16_to_float(static_cast<const uint16_t*>(base)[i]);
+    case DType::kFP32: return static_cast<const float*>(base)[i];
+    case DType::kFP8E4M3: return fp8e4m3_to_float(static_cast<const uint8_t*>(base)[i]);
+    default: return std::nan("");
+  }
+}
+
+/// Rounds a value to what storing it in `dtype` keeps (bf16, fp16, fp32).
+inline double round_to(DType dtype, double v) {
+  switch (dtype) {
+    case DType::kBF16: return bf16_to_float(float_to_bf16(static_cast<float>(v)));
+    case DType::kFP16: return fp16_to_float(float_to_fp16(static_cast<float>(v)));
+    case DType::kFP32: return static_cast<float>(v);
+    default: return v;
+  }
+}
+
+/// Writes v into element i of a bf16/fp16/fp32 buffer.
+inline void store_from_double(void* base, DType dtype, int64_t i, double v) {
+  switch (dtype) {
+    case DType::kBF16: static_cast<uint16_t*>(base)[i] = float_to_bf16(static_cast<float>(v)); break;
+    case DType::kFP16: static_cast<uint16_t*>(base)[i] = float_to_fp16(static_cast<float>(v)); break;
+    case DType::kFP32: static_cast<float*>(base)[i] = static_cast<float>(v); break;
+    case DType::kFP8E4M3: static_cast<uint8_t*>(base)[i] = float_to_fp8e4m3(static_cast<float>(v)); break;
+    default: break;
+  }
+}
+
+}  // namespace fusedmoe::ref

@@ -1,0 +1,56 @@
+// Random but realistic layers: checkpoints in every weight format and layer inputs, made
+// from a seed (the same seed gives the same bytes everywhere). Used by the tests and by
+// `fusedmoe check`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fusedmoe/moe.h"
+
+namespace fusedmoe::ref {
+
+/// A whole layer's weights in a checkpoint format, owning its storage.
+struct Checkpoint {
+  MoeWeights weights;                       ///< points into data
+  std::vector<TensorSpec> specs;            ///< w13's tensors, then w2's
+  std::vector<std::vector<uint8_t>> data;   ///< one buffer per spec
+  /// The buffer of the tensor named `name` ("w13.scales"), or nullptr.
+  std::vector<uint8_t>* find(const std::string& name);
+};
+
+/// Draws a checkpoint: dense weights ~ N(0, 1/K); FP8 weights quantized from such values
+/// with the format's amax scales; integer codes uniform over their range with zero points
+/// away from the midpoint, scales spread over 2^-2..2^2 of a base that keeps outputs O(1),
+/// and act-order g_idx from a random permutation.
+Status make_random_checkpoint(const ProblemShape& shape, DType act_dtype, const QuantParams& quant,
+                              uint64_t seed, Checkpoint* out);
+
+/// Random layer inputs owning their storage; `inputs` points into the vectors.
+struct LayerData {
+  MoeInputs inputs;
+  std::vector<uint16_t> x;            ///< [m, hidden] in act_dtype
+  std::vector<float> router_logits;   ///< [m, global_E]
+  std::vector<float> correction_bias; ///< [global_E]
+  std::vector<int32_t> topk_ids;      ///< [m, topk]
+  std::vector<float> topk_weights;    ///< [m, topk]
+  std::vector<int32_t> expert_map;    ///< [global_E] when experts are absent
+};
+
+/// How synthetic routing places tokens.
+enum class RoutingMode {
+  kRouter,     ///< router logits ~ N(0,1) routed by inputs.routing (set by the caller)
+  kUniform,    ///< topk distinct experts uniformly at random
+  kSkewed,     ///< expert e drawn with weight (1 + 0.3 * cos(e)): about +-30% per expert
+  kOneExpert,  ///< every token's first slot on expert 0 (the rest distinct, at random)
+};
+
+/// x ~ N(0,1); routing as `mode` says (weights uniform in [0.1, 1)).
+Status make_random_inputs(const ProblemShape& shape, DType act_dtype, RoutingMode mode, uint64_t seed,
+                          LayerData* out);
+
+/// Re-points out->inputs at out's own vectors (after a copy or a move).
+void bind(LayerData* data);
+
+}  // namespace fusedmoe::ref

@@ -1,0 +1,140 @@
+// Reference dequantization of every checkpoint format, one output row at a time.
+// The formulas are the definitions of docs/FORMATS.md.
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "fusedmoe_ref/numeric.h"
+#include "fusedmoe_ref/reference.h"
+#include "validate.h"
+
+namespace fusedmoe::ref {
+
+using detail::invalid_argument;
+using detail::str;
+
+namespace {
+
+// AWQ stores logical column c of each group of 8 in nibble kAwqNibble[c] (the packer writes
+// columns in the order 0,2,4,6,1,3,5,7 into nibbles 0..7).
+constexpr int kAwqNibble[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+
+inline uint32_t field(uint32_t word, int index, int bits) {
+  return (word >> (index * bits)) & ((1u << bits) - 1u);
+}
+
+}  // namespace
+
+Status WeightView::make(const ProblemShape& shape, DType act_dtype, const QuantParams& quant,
+                        const ProjectionWeights& weights, Projection which, WeightView* out) {
+  if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
+  std::vector<TensorSpec> specs;
+  FUSEDMOE_RETURN_IF_ERROR(describe_weight_tensors(shape, act_dtype, quant, which, &specs));
+  for (const TensorSpec& spec : specs) {
+    const std::string field_name = spec.name.substr(spec.name.find('.') + 1);
+    const void* p = field_name == "weight"        ? weights.weight
+                    : field_name == "scales"      ? weights.scales
+                    : field_name == "zeros"       ? weights.zeros
+                    : field_name == "g_idx"       ? static_cast<const void*>(weights.g_idx)
+                                                  : static_cast<const void*>(weights.input_scale);
+    if (p == nullptr) return invalid_argument("weights." + spec.name, "a host pointer", "nullptr");
+  }
+  out->q_ = quant;
+  out->w_ = weights;
+  out->act_dtype_ = act_dtype;
+  out->n_ = projection_rows(shape, which);
+  out->k_ = projection_cols(shape, which);
+  out->groups_ = quant_groups(quant, out->k_);
+  if (quant.format == WeightFormat::kGPTQ && quant.has_g_idx) {
+    const int64_t total = static_cast<int64_t>(shape.num_experts) * out->k_;
+    for (int64_t i = 0; i < total; ++i) {
+      const int32_t g = weights.g_idx[i];
+      if (g < 0 || g >= out->groups_) {
+        return invalid_argument(std::string(to_string(which)) + ".g_idx[" + str(i / out->k_) + "][" +
+                                    str(i % out->k_) + "]",
+                                "a group in 0.." + str(out->groups_ - 1), str(g));
+      }
+    }
+  }
+  return Status();
+}
+
+void WeightView::dequant_row(int64_t e, int64_t n, double* row) const {
+  const int64_t N = n_, K = k_, G = groups_;
+  const int bits = q_.bits;
+  const int64_t group_len = q_.group_size == -1 ? K : q_.group_size;
+  const uint32_t midpoint = 1u << (bits - 1);
+  switch (q_.format) {
+    case WeightFormat::kDense:
+      for (int64_t k = 0; k < K; ++k) row[k] = load_as_double(w_.weight, act_dtype_, (e * N + n) * K + k);
+      return;
+    case WeightFormat::kFP8PerTensor:
+    case WeightFormat::kFP8PerChannel:
+    case WeightFormat::kFP8Block: {
+      const auto* w = static_cast<const uint8_t*>(w_.weight) + (e * N + n) * K;
+      const auto* s = static_cast<const float*>(w_.scales);
+      const int64_t kb = (K + q_.block_k - 1) / q_.block_k;
+      const int64_t nb = (N + q_.block_n - 1) / q_.block_n;
+      for (int64_t k = 0; k < K; ++k) {
+        double scale;
+        if (q_.format == WeightFormat::kFP8PerTensor) scale = s[e];
+        else if (q_.format == WeightFormat::kFP8PerChannel) scale = s[e * N + n];
+        else scale = s[(e * nb + n / q_.block_n) * kb + k / q_.block_k];
+        row[k] = static_cast<double>(fp8e4m3_to_float(w[k])) * scale;
+      }
+      return;
+    }
+    case WeightFormat::kGPTQ: {
+      // qweight[E, K/pack, N]: value k of column n is field k % pack of word [k / pack][n].
+      const int pack = 32 / bits;
+      const auto* qw = static_cast<const uint32_t*>(w_.weight) + e * (K / pack) * N;
+      const auto* qz = static_cast<const uint32_t*>(w_.zeros);
+      const int32_t* gi = q_.has_g_idx ? w_.g_idx + e * K : nullptr;
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t g = gi ? gi[k] : k / group_len;
+        const uint32_t q = field(qw[(k / pack) * N + n], static_cast<int>(k % pack), bits);
+        uint32_t z = midpoint;
+        if (q_.has_zeros) {
+          z = field(qz[(e * G + g) * (N / pack) + n / pack], static_cast<int>(n % pack), bits) +
+              (q_.gptq_zeros_minus_one ? 1u : 0u);
+        }
+        const double s = load_as_double(w_.scales, q_.scale_dtype, (e * G + g) * N + n);
+        row[k] = (static_cast<double>(q) - static_cast<double>(z)) * s;
+      }
+      return;
+    }
+    case WeightFormat::kAWQ: {
+      // qweight[E, K, N/8]: column n is nibble kAwqNibble[n % 8] of word [k][n / 8].
+      const auto* qw = static_cast<const uint32_t*>(w_.weight) + e * K * (N / 8);
+      const auto* qz = static_cast<const uint32_t*>(w_.zeros);
+      const int nib = kAwqNibble[n % 8];
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t g = k / group_len;
+        const uint32_t q = field(qw[k * (N / 8) + n / 8], nib, 4);
+        const uint32_t z = q_.has_zeros ? field(qz[(e * G + g) * (N / 8) + n / 8], nib, 4) : midpoint;
+        const double s = load_as_double(w_.scales, q_.scale_dtype, (e * G + g) * N + n);
+        row[k] = (static_cast<double>(q) - static_cast<double>(z)) * s;
+      }
+      return;
+    }
+    case WeightFormat::kMoeWNA16: {
+      // qweight[E, N, K/pack] bytes: value k is field k % pack of byte [n][k / pack] (low first);
+      // qzeros[E, N/pack, G]: zero of row n is field n % pack of byte [n / pack][g].
+      const int pack = 8 / bits;
+      const auto* qw = static_cast<const uint8_t*>(w_.weight) + (e * N + n) * (K / pack);
+      const auto* qz = static_cast<const uint8_t*>(w_.zeros);
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t g = k / group_len;
+        const uint32_t q = field(qw[k / pack], static_cast<int>(k % pack), bits);
+        const uint32_t z =
+            q_.has_zeros ? field(qz[(e * (N / pack) + n / pack) * G + g], static_cast<int>(n % pack), bits)
+                         : midpoint;
+        const double s = load_as_double(w_.scales, q_.scale_dtype, (e * N + n) * G + g);
+        row[k] = (static_cast<double>(q) - static_cast<double>(z)) * s;
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace fusedmoe::ref

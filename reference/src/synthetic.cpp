@@ -1,0 +1,244 @@
+// Random checkpoints in every format, and random layer inputs.
+#include "fusedmoe_ref/synthetic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "check.h"
+#include "fusedmoe_ref/numeric.h"
+#include "fusedmoe_ref/packing.h"
+#include "fusedmoe_ref/random.h"
+#include "fusedmoe_ref/reference.h"
+#include "validate.h"
+
+namespace fusedmoe::ref {
+
+using detail::invalid_argument;
+
+std::vector<uint8_t>* Checkpoint::find(const std::string& name) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].name == name) return &data[i];
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Writes one expert's slice of a tensor whose leading dimension is E.
+template <typename T>
+void put_expert(std::vector<uint8_t>* buf, int64_t e, const std::vector<T>& slice) {
+  const size_t bytes = slice.size() * sizeof(T);
+  std::memcpy(buf->data() + static_cast<size_t>(e) * bytes, slice.data(), bytes);
+}
+
+void put_scales(std::vector<uint8_t>* buf, DType dtype, int64_t e, const std::vector<double>& values) {
+  const int64_t base = e * static_cast<int64_t>(values.size());
+  for (size_t i = 0; i < values.size(); ++i) store_from_double(buf->data(), dtype, base + static_cast<int64_t>(i), values[i]);
+}
+
+// One projection of one expert.
+void fill_projection(Checkpoint* ck, const std::string& p, const QuantParams& q, DType act, int64_t e,
+                     int64_t n, int64_t k, uint64_t seed) {
+  Rng rng(seed);
+  const double inv_sqrt_k = 1.0 / std::sqrt(static_cast<double>(k));
+  std::vector<uint8_t>* weight = ck->find(p + ".weight");
+  std::vector<uint8_t>* scales = ck->find(p + ".scales");
+  switch (q.format) {
+    case WeightFormat::kDense: {
+      for (int64_t i = 0; i < n * k; ++i) store_from_double(weight->data(), act, e * n * k + i, rng.normal() * inv_sqrt_k);
+      return;
+    }
+    case WeightFormat::kFP8PerTensor:
+    case WeightFormat::kFP8PerChannel:
+    case WeightFormat::kFP8Block: {
+      std::vector<float> w(static_cast<size_t>(n * k));
+      for (float& v : w) v = static_cast<float>(rng.normal() * inv_sqrt_k);
+      // Block grid (per-tensor: one block, per-channel: 1 x K rows).
+      const int64_t bn = q.format == WeightFormat::kFP8Block ? q.block_n : (q.format == WeightFormat::kFP8PerChannel ? 1 : n);
+      const int64_t bk = q.format == WeightFormat::kFP8Block ? q.block_k : k;
+      const int64_t nb = (n + bn - 1) / bn, kb = (k + bk - 1) / bk;
+      std::vector<float> s(static_cast<size_t>(nb * kb));
+      for (int64_t i = 0; i < nb; ++i) {
+        for (int64_t j = 0; j < kb; ++j) {
+          double amax = 0.0;
+          for (int64_t r = i * bn; r < std::min(n, (i + 1) * bn); ++r) {
+            for (int64_t c = j * bk; c < std::min(k, (j + 1) * bk); ++c) amax = std::max(amax, std::fabs(double(w[r * k + c])));
+          }
+          s[i * kb + j] = fp8_dynamic_scale(amax);
+        }
+      }
+      std::vector<uint8_t> codes(static_cast<size_t>(n * k));
+      for (int64_t r = 0; r < n; ++r) {
+        for (int64_t c = 0; c < k; ++c) codes[r * k + c] = float_to_fp8e4m3(w[r * k + c] / s[(r / bn) * kb + c / bk]);
+      }
+      put_expert(weight, e, codes);
+      put_expert(scales, e, s);
+      return;
+    }
+    case WeightFormat::kGPTQ:
+    case WeightFormat::kAWQ:
+    case WeightFormat::kMoeWNA16: {
+      const int bits = q.bits;
+      const uint32_t levels = 1u << bits;
+      const int64_t g = quant_groups(q, k);
+      // codes[k][n] as GPTQ/AWQ see them (K rows); moe_wna16 wants [n][k], transposed below.
+      std::vector<uint32_t> codes(static_cast<size_t>(k * n));
+      for (uint32_t& c : codes) c = static_cast<uint32_t>(rng.below(levels));
+      std::vector<uint32_t> zeros(static_cast<size_t>(g * n), levels / 2);
+      if (q.has_zeros) {
+        // Away from the midpoint; the classic GPTQ format cannot store a zero of 0.
+        const bool classic = q.format == WeightFormat::kGPTQ && q.gptq_zeros_minus_one;
+        for (uint32_t& z : zeros) z = classic ? 1 + static_cast<uint32_t>(rng.below(levels - 1)) : static_cast<uint32_t>(rng.below(levels));
+      }
+      // (code - zero) has std about levels / sqrt(12); the base scale makes w ~ N(0, 1/K)-sized.
+      const double base = inv_sqrt_k * std::sqrt(12.0) / levels;
+      std::vector<double> s(static_cast<size_t>(g * n));
+      for (double& v : s) v = base * std::exp2(rng.uniform(-2.0, 2.0));
+      if (q.format == WeightFormat::kMoeWNA16) {
+        std::vector<uint32_t> t(codes.size()), zt(zeros.size());
+        std::vector<double> st(s.size());
+        for (int64_t r = 0; r < k; ++r) for (int64_t c = 0; c < n; ++c) t[c * k + r] = codes[r * n + c];
+        for (int64_t r = 0; r < g; ++r) for (int64_t c = 0; c < n; ++c) { zt[c * g + r] = zeros[r * n + c]; st[c * g + r] = s[r * n + c]; }
+        put_expert(weight, e, pack_wna16_qweight(t, n, k, bits));
+        put_scales(scales, q.scale_dtype, e, st);
+        if (q.has_zeros) put_expert(ck->find(p + ".zeros"), e, pack_wna16_qzeros(zt, n, g, bits));
+        return;
+      }
+      put_scales(scales, q.scale_dtype, e, s);
+      if (q.format == WeightFormat::kAWQ) {
+        put_expert(weight, e, pack_awq(codes, k, n));
+        if (q.has_zeros) put_expert(ck->find(p + ".zeros"), e, pack_awq(zeros, g, n));
+        return;
+      }
+      put_expert(weight, e, pack_gptq_qweight(codes, k, n, bits));
+      if (q.has_zeros) put_expert(ck->find(p + ".zeros"), e, pack_gptq_qzeros(zeros, g, n, bits, q.gptq_zeros_minus_one));
+      if (q.has_g_idx) {
+        // Act-order: channels sorted by a random "importance" fill the groups in turn.
+        std::vector<int32_t> perm(static_cast<size_t>(k));
+        std::iota(perm.begin(), perm.end(), 0);
+        for (int64_t i = k - 1; i > 0; --i) std::swap(perm[i], perm[rng.below(static_cast<uint64_t>(i + 1))]);
+        const int64_t group_len = q.group_size == -1 ? k : q.group_size;
+        std::vector<int32_t> g_idx(static_cast<size_t>(k));
+        for (int64_t i = 0; i < k; ++i) g_idx[perm[i]] = static_cast<int32_t>(i / group_len);
+        put_expert(ck->find(p + ".g_idx"), e, g_idx);
+      }
+      return;
+    }
+  }
+}
+
+void point_weights(Checkpoint* ck, Projection which, ProjectionWeights* w) {
+  const std::string p = to_string(which);
+  auto ptr = [&](const char* field) -> const void* {
+    std::vector<uint8_t>* b = ck->find(p + "." + field);
+    return b ? b->data() : nullptr;
+  };
+  w->weight = ptr("weight");
+  w->scales = ptr("scales");
+  w->zeros = ptr("zeros");
+  w->g_idx = static_cast<const int32_t*>(ptr("g_idx"));
+  w->input_scale = static_cast<const float*>(ptr("input_scale"));
+}
+
+}  // namespace
+
+Status make_random_checkpoint(const ProblemShape& shape, DType act_dtype, const QuantParams& quant, uint64_t seed,
+                              Checkpoint* out) {
+  if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
+  std::vector<TensorSpec> w13, w2;
+  FUSEDMOE_RETURN_IF_ERROR(describe_weight_tensors(shape, act_dtype, quant, Projection::kW13, &w13));
+  FUSEDMOE_RETURN_IF_ERROR(describe_weight_tensors(shape, act_dtype, quant, Projection::kW2, &w2));
+  out->specs = w13;
+  out->specs.insert(out->specs.end(), w2.begin(), w2.end());
+  out->data.assign(out->specs.size(), {});
+  for (size_t i = 0; i < out->specs.size(); ++i) out->data[i].assign(static_cast<size_t>(out->specs[i].bytes()), 0);
+  const Projection projections[2] = {Projection::kW13, Projection::kW2};
+#pragma omp parallel for collapse(2) schedule(dynamic)
+  for (int pi = 0; pi < 2; ++pi) {
+    for (int64_t e = 0; e < shape.num_experts; ++e) {
+      const Projection which = projections[pi];
+      fill_projection(out, to_string(which), quant, act_dtype, e, projection_rows(shape, which),
+                      projection_cols(shape, which), mix_seed(seed, static_cast<uint64_t>(pi) + 1, static_cast<uint64_t>(e)));
+    }
+  }
+  // Static activation scales: x ~ N(0,1) stays within +-5; the activation output within +-10.
+  if (quant.act_quant == ActQuant::kPerTensorStatic) {
+    const float a13 = 5.0f / kFP8E4M3Max, a2 = 10.0f / kFP8E4M3Max;
+    std::memcpy(out->find("w13.input_scale")->data(), &a13, sizeof a13);
+    std::memcpy(out->find("w2.input_scale")->data(), &a2, sizeof a2);
+  }
+  out->weights.quant = quant;
+  point_weights(out, Projection::kW13, &out->weights.w13);
+  point_weights(out, Projection::kW2, &out->weights.w2);
+  return Status();
+}
+
+void bind(LayerData* d) {
+  MoeInputs& in = d->inputs;
+  in.x = d->x.empty() ? nullptr : d->x.data();
+  in.router_logits = in.router_logits ? d->router_logits.data() : nullptr;
+  in.routing.correction_bias = in.routing.correction_bias ? d->correction_bias.data() : nullptr;
+  in.topk_ids = in.topk_ids ? d->topk_ids.data() : nullptr;
+  in.topk_weights = in.topk_weights ? d->topk_weights.data() : nullptr;
+  in.expert_map = d->expert_map.empty() ? nullptr : d->expert_map.data();
+}
+
+Status make_random_inputs(const ProblemShape& shape, DType act_dtype, RoutingMode mode, uint64_t seed, LayerData* out) {
+  if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
+  FUSEDMOE_RETURN_IF_ERROR(validate_shape(shape));
+  if (act_dtype != DType::kBF16 && act_dtype != DType::kFP16) {
+    return invalid_argument("act_dtype", "bf16 or fp16", to_string(act_dtype));
+  }
+  const int32_t global = global_experts(shape);
+  const int64_t m = shape.m, k = shape.topk;
+  *out = LayerData();
+  out->inputs.shape = shape;
+  out->inputs.act_dtype = act_dtype;
+  Rng rng(mix_seed(seed, 0x5eed));
+  out->x.resize(static_cast<size_t>(m * shape.hidden));
+  for (int64_t i = 0; i < m * shape.hidden; ++i) store_from_double(out->x.data(), act_dtype, i, rng.normal());
+  out->correction_bias.resize(static_cast<size_t>(global));
+  for (float& b : out->correction_bias) b = static_cast<float>(0.1 * rng.normal());
+  if (mode == RoutingMode::kRouter) {
+    out->router_logits.resize(static_cast<size_t>(m * global));
+    for (float& l : out->router_logits) l = static_cast<float>(rng.normal());
+    out->inputs.router_logits = out->router_logits.data();
+    out->inputs.router_dtype = DType::kFP32;
+    bind(out);
+    return Status();
+  }
+  std::vector<double> cumulative(static_cast<size_t>(global));
+  double total = 0.0;
+  for (int32_t e = 0; e < global; ++e) {
+    total += mode == RoutingMode::kSkewed ? 1.0 + 0.3 * std::cos(static_cast<double>(e)) : 1.0;
+    cumulative[e] = total;
+  }
+  out->topk_ids.resize(static_cast<size_t>(m * k));
+  out->topk_weights.resize(static_cast<size_t>(m * k));
+  for (int64_t t = 0; t < m; ++t) {
+    for (int64_t s = 0; s < k; ++s) {
+      int32_t id;
+      bool repeated;
+      do {  // distinct experts per token, as every router gives
+        if (mode == RoutingMode::kOneExpert && s == 0) {
+          id = 0;
+        } else {
+          const double u = rng.uniform() * total;
+          id = static_cast<int32_t>(std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin());
+          id = std::min(id, global - 1);
+        }
+        repeated = std::find(&out->topk_ids[t * k], &out->topk_ids[t * k] + s, id) != &out->topk_ids[t * k] + s;
+      } while (repeated);
+      out->topk_ids[t * k + s] = id;
+      out->topk_weights[t * k + s] = static_cast<float>(rng.uniform(0.1, 1.0));
+    }
+  }
+  out->inputs.topk_ids = out->topk_ids.data();
+  out->inputs.topk_weights = out->topk_weights.data();
+  bind(out);
+  return Status();
+}
+
+}  // namespace fusedmoe::ref

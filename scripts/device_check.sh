@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# On the GPU machine (no network): build everything with all cores from the working tree,
+# run every test (labels cpu and gpu) and the GPU checks, and print a short table last.
+# Needs .deps/ carried along (scripts/setup.sh makes it here): CUTLASS headers and the
+# GoogleTest sources. Logs go to $OUT (or ./out).
+#   device run: bash scripts/device_check.sh         (carry: .deps)
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${OUT:-$root/out}"
+mkdir -p "$out"
+build=build/device
+rows=()
+row() { rows+=("$(printf '%-28s %-8s %s' "$1" "$2" "$3")"); }
+t() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(t)" 'BEGIN { printf "%.1f s", b - a }'; }
+finish() {
+  echo
+  printf '%-28s %-8s %s\n' "step" "result" "detail"
+  printf '%s\n' "${rows[@]}" | tee "$out/summary.txt"
+  exit "$1"
+}
+
+[ -f .deps/cutlass/include/cutlass/version.h ] || { row "deps" "FAIL" "no .deps/cutlass: run scripts/setup.sh here and carry .deps"; finish 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader > "$out/gpu.txt" 2>&1
+row "gpu" "info" "$(head -1 "$out/gpu.txt")"
+
+start=$(t)
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUSEDMOE_CUDA=ON -DFUSEDMOE_TESTS=ON \
+  -DCUTLASS_DIR="$root/.deps/cutlass" > "$out/build.log" 2>&1 &&
+  cmake --build "$build" -j "$(nproc)" >> "$out/build.log" 2>&1
+status=$?
+if [ $status -ne 0 ]; then
+  row "build" "FAIL" "$(grep -m1 -E 'error|Error' "$out/build.log")"
+  tail -30 "$out/build.log"
+  finish 1
+fi
+if grep -q C7510 "$out/build.log"; then row "build" "FAIL" "ptxas C7510: wgmma serialized"; finish 1; fi
+row "build" "ok" "$(since "$start"), $(nproc) jobs, no C7510"
+
+"$build/fusedmoe" info > "$out/info.txt" 2>&1
+row "fusedmoe info" "$([ $? -eq 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^gpu 0' "$out/info.txt" | cut -c1-90)"
+
+start=$(t)
+ctest --test-dir "$build" -j 8 --output-on-failure > "$out/ctest.log" 2>&1
+status=$?
+summary=$(grep -E "tests passed|tests failed" "$out/ctest.log" | tail -1)
+skipped=$(grep -c "Skipped" "$out/ctest.log")
+row "ctest (cpu + gpu)" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$summary, $skipped skipped, $(since "$start")"
+overall=$status
+
+: > "$out/checks.txt"
+for shape in mixtral_8x7b_tp1 qwen2_57b_a14b_tp4 qwen3_30b_a3b_tp1 deepseek_v3_tp8 llama4_scout_tp8; do
+  start=$(t)
+  "$build/fusedmoe" check --shape "$shape" --m 16 --precision bf16 >> "$out/checks.txt" 2>&1
+  status=$?
+  [ $status -eq 0 ] || overall=1
+  result=$(grep '^result:' "$out/checks.txt" | tail -1 | cut -d' ' -f2-3)
+  row "check $shape m=16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$result, $(since "$start")"
+done
+finish "$overall"

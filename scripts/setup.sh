@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what the build needs beyond a fresh machine's toolchain into .deps/ (ignored):
+#   .deps/cutlass     CUTLASS 4.2.0 headers (include/, tools/util/include/) from the
+#                     nvidia-cutlass==4.2.0.0 wheel, installed with pip --no-deps
+#   .deps/googletest  GoogleTest sources, copied from /usr/src/googletest when present, so
+#                     the GPU machine (no package registry) can build the tests
+# Idempotent: a second run only checks.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps="$root/.deps"
+mkdir -p "$deps"
+
+cutlass="$deps/cutlass"
+if ! grep -qs "define CUTLASS_MINOR 2" "$cutlass/include/cutlass/version.h"; then
+  echo "setup: installing CUTLASS 4.2.0 headers into $cutlass"
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$tmp" nvidia-cutlass==4.2.0.0
+  src="$tmp/cutlass_library/source"
+  [ -f "$src/include/cutlass/version.h" ] || { echo "setup: the wheel has no $src/include/cutlass/version.h" >&2; exit 1; }
+  rm -rf "$cutlass"
+  mkdir -p "$cutlass/tools/util"
+  cp -r "$src/include" "$cutlass/include"
+  cp -r "$src/tools/util/include" "$cutlass/tools/util/include"
+  cp "$src/LICENSE.txt" "$cutlass/" 2>/dev/null || true
+fi
+grep -E "define CUTLASS_(MAJOR|MINOR|PATCH) " "$cutlass/include/cutlass/version.h" | awk '{printf "%s ", $3} END {print ""}' |
+  grep -q "^4 2 0" || { echo "setup: $cutlass is not CUTLASS 4.2.0" >&2; exit 1; }
+
+if [ ! -f "$deps/googletest/CMakeLists.txt" ] && [ -f /usr/src/googletest/CMakeLists.txt ]; then
+  echo "setup: copying GoogleTest sources into $deps/googletest"
+  cp -r /usr/src/googletest "$deps/googletest"
+fi
+echo "setup: CUTLASS 4.2.0 at $cutlass"

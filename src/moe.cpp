@@ -1,0 +1,100 @@
+// The public host contract: can_implement -> workspace_size -> run, and prepare_weights.
+// Validation is complete here; launching waits for the kernel families (src/kernels/).
+#include <string>
+
+#include "check.h"
+#include "planner.h"
+#include "validate.h"
+
+namespace fusedmoe {
+
+using detail::invalid_argument;
+using detail::not_implemented;
+using detail::str;
+
+namespace {
+
+Status no_kernel(const QuantParams& q, DType act_dtype) {
+  const KernelFamily family = kernel_family_for(q);
+  return not_implemented(std::string("no GPU kernel for ") + to_string(q.format) + " weights with " +
+                         to_string(act_dtype) + " activations in this build (kernel family " +
+                         kernel_family_name(family) + " is not compiled)");
+}
+
+Status check_prepared(const MoeArguments& args) {
+  if (args.weights == nullptr) return invalid_argument("weights", "prepared weights", "nullptr");
+  const PreparedWeights& w = *args.weights;
+  const ProblemShape& s = args.inputs.shape;
+  if (w.shape.num_experts != s.num_experts || w.shape.hidden != s.hidden || w.shape.inter != s.inter) {
+    return invalid_argument("weights.shape (E, H, I)",
+                            "(" + str(s.num_experts) + ", " + str(s.hidden) + ", " + str(s.inter) +
+                                ") as in inputs.shape",
+                            "(" + str(w.shape.num_experts) + ", " + str(w.shape.hidden) + ", " +
+                                str(w.shape.inter) + ")");
+  }
+  if (w.act_dtype != args.inputs.act_dtype) {
+    return invalid_argument("weights.act_dtype", to_string(args.inputs.act_dtype), to_string(w.act_dtype));
+  }
+  return validate_quant(s, w.act_dtype, w.quant);
+}
+
+}  // namespace
+
+Status can_implement(const MoeArguments& args) {
+  FUSEDMOE_RETURN_IF_ERROR(validate_inputs(args.inputs));
+  FUSEDMOE_RETURN_IF_ERROR(check_prepared(args));
+  if (args.inputs.shape.m > 0 && args.out == nullptr) {
+    return invalid_argument("out", "a pointer to [m, hidden] output", "nullptr");
+  }
+  if (!kernel_family_available(kernel_family_for(args.weights->quant))) {
+    return no_kernel(args.weights->quant, args.inputs.act_dtype);
+  }
+  return Status();
+}
+
+Status workspace_size(const MoeArguments& args, size_t* bytes) {
+  if (bytes == nullptr) return invalid_argument("bytes", "non-null", "nullptr");
+  FUSEDMOE_RETURN_IF_ERROR(can_implement(args));
+  // Reached only once a kernel family is compiled; its tile table then supplies block_m.
+  return Status(StatusCode::kInternal, "workspace_size: a compiled kernel family has no tile table");
+}
+
+Status run(const MoeArguments& args, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  (void)workspace;
+  (void)workspace_bytes;
+  (void)stream;
+  FUSEDMOE_RETURN_IF_ERROR(can_implement(args));
+  return Status(StatusCode::kInternal, "run: a compiled kernel family has no launcher");
+}
+
+Status prepared_weights_size(const ProblemShape& shape, DType act_dtype, const MoeWeights& w,
+                             size_t* bytes) {
+  if (bytes == nullptr) return invalid_argument("bytes", "non-null", "nullptr");
+  FUSEDMOE_RETURN_IF_ERROR(validate_shape(shape));
+  FUSEDMOE_RETURN_IF_ERROR(validate_weights(shape, act_dtype, w));
+  return no_kernel(w.quant, act_dtype);
+}
+
+Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeights& w, void* storage,
+                       size_t storage_bytes, cudaStream_t stream, PreparedWeights* out) {
+  (void)storage_bytes;
+  (void)stream;
+  if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
+  FUSEDMOE_RETURN_IF_ERROR(validate_shape(shape));
+  FUSEDMOE_RETURN_IF_ERROR(validate_weights(shape, act_dtype, w));
+  if (storage == nullptr) return invalid_argument("storage", "device memory of prepared_weights_size() bytes", "nullptr");
+  return no_kernel(w.quant, act_dtype);
+}
+
+std::vector<PathInfo> supported_paths() {
+  std::vector<PathInfo> paths;
+  for (const Precision& p : known_precisions()) {
+    const KernelFamily family = kernel_family_for(p.quant);
+    const bool available = kernel_family_available(family);
+    paths.push_back(PathInfo{p.name, kernel_family_name(family), available,
+                             available ? "" : "not compiled in this build"});
+  }
+  return paths;
+}
+
+}  // namespace fusedmoe

@@ -1,0 +1,26 @@
+// Internal argument checks shared by the public entry points and the CPU reference.
+#pragma once
+
+#include "fusedmoe/moe.h"
+
+namespace fusedmoe {
+
+/// Limits of this build, each with the reason it exists.
+struct Limits {
+  /// The align kernel keeps one counter per expert in shared memory; 1024 covers every
+  /// released MoE (Kimi-K2: 384, Qwen3-Next: 512).
+  static constexpr int32_t kMaxExperts = 1024;
+  /// Routing keeps each token's top-k in registers.
+  static constexpr int32_t kMaxTopk = 32;
+  /// Pair indices (token * topk + slot) are int32 in the alignment buffers.
+  static constexpr int64_t kMaxPairs = (int64_t{1} << 31) - 1;
+};
+
+Status validate_shape(const ProblemShape& shape);
+Status validate_quant(const ProblemShape& shape, DType act_dtype, const QuantParams& quant);
+/// Routing configuration against the shape (groups divide the experts, topk fits, ...).
+Status validate_routing(const ProblemShape& shape, const RoutingConfig& routing);
+/// global_num_experts with the 0 default resolved.
+int32_t global_experts(const ProblemShape& shape);
+
+}  // namespace fusedmoe

@@ -1,0 +1,242 @@
+// Bad input through the public API: each case gets a Status naming the argument, the
+// expected and the actual value; valid input without a compiled kernel gets kNotImplemented.
+#include <gtest/gtest.h>
+
+#include "fusedmoe/build_info.h"
+#include "fusedmoe/moe.h"
+
+namespace fusedmoe {
+namespace {
+
+ProblemShape shape(int64_t m = 4, int64_t h = 256, int64_t i = 128, int32_t e = 8, int32_t k = 2) {
+  ProblemShape s;
+  s.m = m;
+  s.hidden = h;
+  s.inter = i;
+  s.num_experts = e;
+  s.topk = k;
+  return s;
+}
+
+// Valid inputs pointing at dummy (never read) host memory.
+struct Fixture {
+  std::vector<uint16_t> x = std::vector<uint16_t>(4096);
+  std::vector<int32_t> ids = std::vector<int32_t>(64);
+  std::vector<float> weights = std::vector<float>(64);
+  MoeInputs inputs() {
+    MoeInputs in;
+    in.shape = shape();
+    in.x = x.data();
+    in.topk_ids = ids.data();
+    in.topk_weights = weights.data();
+    return in;
+  }
+};
+
+void expect_invalid(const Status& st, const std::string& message) {
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.message();
+  EXPECT_EQ(st.message(), message);
+}
+
+TEST(ApiValidation, Shapes) {
+  Fixture f;
+  MoeInputs in = f.inputs();
+  in.shape.topk = 9;
+  expect_invalid(validate_inputs(in), "shape.topk: expected 1..min(global experts = 8, 32), got 9");
+  in = f.inputs();
+  in.shape.m = -1;
+  expect_invalid(validate_inputs(in), "shape.m: expected >= 0, got -1");
+  in = f.inputs();
+  in.shape.num_experts = 0;
+  expect_invalid(validate_inputs(in), "shape.num_experts: expected 1..1024, got 0");
+  in = f.inputs();
+  in.shape.hidden = 0;
+  expect_invalid(validate_inputs(in), "shape.hidden: expected > 0, got 0");
+  in = f.inputs();
+  in.shape.global_num_experts = 4;
+  expect_invalid(validate_inputs(in), "shape.global_num_experts: expected 0 or num_experts (8)..1024, got 4");
+  in = f.inputs();
+  in.shape.m = int64_t{1} << 29;
+  in.shape.topk = 8;
+  expect_invalid(validate_inputs(in), "shape.m * shape.topk: expected < 2^31 (int32 pair indices), got 536870912 * 8");
+}
+
+TEST(ApiValidation, PointersDtypesAndRouting) {
+  Fixture f;
+  MoeInputs in = f.inputs();
+  in.x = nullptr;
+  expect_invalid(validate_inputs(in), "x: expected a pointer to [m, hidden] data, got nullptr");
+  in = f.inputs();
+  in.topk_weights = nullptr;
+  expect_invalid(validate_inputs(in), "topk_weights: expected a pointer to [m, topk] fp32, got nullptr");
+  in = f.inputs();
+  in.router_logits = f.weights.data();
+  expect_invalid(validate_inputs(in), "router_logits / topk_ids: expected exactly one routing source, got both");
+  in = f.inputs();
+  in.act_dtype = DType::kFP32;
+  expect_invalid(validate_inputs(in), "act_dtype: expected bf16 or fp16, got fp32");
+  in = f.inputs();
+  in.apply_router_weight_on_input = true;
+  expect_invalid(validate_inputs(in), "apply_router_weight_on_input: expected only with topk = 1, got topk = 2");
+  in = f.inputs();
+  in.shape.global_num_experts = 16;
+  expect_invalid(validate_inputs(in),
+                 "expert_map: expected a map when global_num_experts (16) differs from num_experts (8), got nullptr");
+  in = f.inputs();
+  in.topk_ids = nullptr;
+  in.topk_weights = nullptr;
+  in.router_logits = f.weights.data();
+  in.routing.routed_scaling_factor = 0.0f;
+  expect_invalid(validate_inputs(in), "routing.routed_scaling_factor: expected finite and > 0, got 0");
+}
+
+TEST(ApiValidation, EmptyBatchIsValid) {
+  MoeInputs in;
+  in.shape = shape(0);
+  EXPECT_TRUE(validate_inputs(in).ok());
+}
+
+TEST(ApiValidation, QuantCombinations) {
+  QuantParams q;
+  q.format = WeightFormat::kGPTQ;
+  q.group_size = 96;
+  MoeWeights w;
+  w.quant = q;
+  expect_invalid(validate_weights(shape(), DType::kBF16, w),
+                 "quant.group_size: expected a divisor of K (w13 has N = 256, K = 256), got 96");
+  w.quant.group_size = 128;
+  w.quant.bits = 3;
+  expect_invalid(validate_weights(shape(), DType::kBF16, w), "quant.bits: expected 4 or 8 for format gptq, got 3");
+  w.quant.bits = 8;
+  w.quant.format = WeightFormat::kAWQ;
+  expect_invalid(validate_weights(shape(), DType::kBF16, w), "quant.bits: expected 4 for awq, got 8");
+  w.quant = QuantParams();
+  w.quant.format = WeightFormat::kAWQ;
+  w.quant.has_g_idx = true;
+  expect_invalid(validate_weights(shape(), DType::kBF16, w),
+                 "quant.has_g_idx: expected false for format awq (act-order is GPTQ's), got true");
+  w.quant = QuantParams();
+  w.quant.format = WeightFormat::kFP8Block;
+  w.quant.act_quant = ActQuant::kPerToken;
+  expect_invalid(validate_weights(shape(), DType::kBF16, w),
+                 "quant.act_quant: expected per_group for format fp8_block (1 x block_k scales), got per_token");
+  w.quant.format = WeightFormat::kFP8PerTensor;
+  w.quant.act_quant = ActQuant::kNone;
+  expect_invalid(validate_weights(shape(), DType::kBF16, w),
+                 "quant.act_quant: expected per_tensor_dynamic, per_tensor_static or per_token for format "
+                 "fp8_per_tensor, got none");
+  w.quant = QuantParams();
+  w.quant.act_quant = ActQuant::kPerToken;
+  expect_invalid(validate_weights(shape(), DType::kBF16, w),
+                 "quant: expected no act_quant, zeros or g_idx for dense weights, got act_quant=per_token");
+  // GPTQ packs 8 int4 values along K: K = I = 100 does not divide.
+  w.quant = QuantParams();
+  w.quant.format = WeightFormat::kGPTQ;
+  w.quant.group_size = -1;
+  expect_invalid(validate_weights(shape(4, 256, 100), DType::kBF16, w),
+                 "w2 K: expected a multiple of 8 (GPTQ packs 8 values of 4 bits along K) (w2 has N = 256, K = 100), got 100");
+  // Missing tensors are named.
+  w.quant = QuantParams();
+  expect_invalid(validate_weights(shape(), DType::kBF16, w),
+                 "weights.w13.weight: expected a pointer to bf16 data for format dense, got nullptr");
+}
+
+TEST(ApiValidation, DescribeWeightTensors) {
+  std::vector<TensorSpec> specs;
+  QuantParams q;
+  q.format = WeightFormat::kGPTQ;
+  q.has_zeros = true;
+  q.has_g_idx = true;
+  ASSERT_TRUE(describe_weight_tensors(shape(1, 7168, 256, 256, 8), DType::kBF16, q, Projection::kW13, &specs).ok());
+  ASSERT_EQ(specs.size(), 4u);
+  EXPECT_EQ(specs[0].name, "w13.weight");
+  EXPECT_EQ(specs[0].dims, (std::vector<int64_t>{256, 7168 / 8, 512}));
+  EXPECT_EQ(specs[1].dims, (std::vector<int64_t>{256, 56, 512}));
+  EXPECT_EQ(specs[2].dims, (std::vector<int64_t>{256, 56, 512 / 8}));
+  EXPECT_EQ(specs[3].dims, (std::vector<int64_t>{256, 7168}));
+  q = QuantParams();
+  q.format = WeightFormat::kFP8Block;
+  q.act_quant = ActQuant::kPerGroup;
+  ASSERT_TRUE(describe_weight_tensors(shape(1, 7168, 200, 256, 8), DType::kBF16, q, Projection::kW2, &specs).ok());
+  EXPECT_EQ(specs[1].dims, (std::vector<int64_t>{256, 56, 2}));  // ceil(7168/128), ceil(200/128)
+  q = QuantParams();
+  q.format = WeightFormat::kMoeWNA16;
+  q.has_zeros = true;
+  ASSERT_TRUE(describe_weight_tensors(shape(1, 2048, 768, 128, 8), DType::kBF16, q, Projection::kW13, &specs).ok());
+  EXPECT_EQ(specs[0].dims, (std::vector<int64_t>{128, 1536, 1024}));
+  EXPECT_EQ(specs[0].dtype, DType::kUInt8);
+  EXPECT_EQ(specs[1].dims, (std::vector<int64_t>{128, 1536, 16}));
+  EXPECT_EQ(specs[2].dims, (std::vector<int64_t>{128, 768, 16}));
+  // 64-bit sizes: DeepSeek-V3 full w13 in bf16 is 256 * 4096 * 7168 * 2 bytes > 2^31.
+  q = QuantParams();
+  ASSERT_TRUE(describe_weight_tensors(shape(1, 7168, 2048, 256, 8), DType::kBF16, q, Projection::kW13, &specs).ok());
+  EXPECT_EQ(specs[0].bytes(), int64_t{256} * 4096 * 7168 * 2);
+}
+
+TEST(ApiValidation, ValidCallsWithoutKernelAreNotImplemented) {
+  Fixture f;
+  PreparedWeights pw;
+  pw.shape = shape();
+  MoeArguments args;
+  args.inputs = f.inputs();
+  args.weights = &pw;
+  args.out = f.x.data();
+  Status st = can_implement(args);
+  EXPECT_EQ(st.code(), StatusCode::kNotImplemented);
+  EXPECT_NE(st.message().find("sm90_bf16_grouped_gemm"), std::string::npos) << st.message();
+  size_t bytes = 0;
+  EXPECT_EQ(workspace_size(args, &bytes).code(), StatusCode::kNotImplemented);
+  EXPECT_EQ(run(args, nullptr, 0, nullptr).code(), StatusCode::kNotImplemented);
+  // Argument errors come before "not implemented".
+  args.out = nullptr;
+  expect_invalid(can_implement(args), "out: expected a pointer to [m, hidden] output, got nullptr");
+  args.out = f.x.data();
+  pw.shape.inter = 64;
+  expect_invalid(can_implement(args), "weights.shape (E, H, I): expected (8, 256, 128) as in inputs.shape, got (8, 256, 64)");
+  args.weights = nullptr;
+  expect_invalid(run(args, nullptr, 0, nullptr), "weights: expected prepared weights, got nullptr");
+  // prepare_weights validates the checkpoint first.
+  MoeWeights ckpt;
+  expect_invalid(prepare_weights(shape(), DType::kBF16, ckpt, f.x.data(), 1, nullptr, &pw),
+                 "weights.w13.weight: expected a pointer to bf16 data for format dense, got nullptr");
+  ckpt.w13.weight = f.x.data();
+  ckpt.w2.weight = f.x.data();
+  EXPECT_EQ(prepare_weights(shape(), DType::kBF16, ckpt, f.x.data(), 1, nullptr, &pw).code(),
+            StatusCode::kNotImplemented);
+  EXPECT_EQ(prepared_weights_size(shape(), DType::kBF16, ckpt, &bytes).code(), StatusCode::kNotImplemented);
+}
+
+TEST(ApiValidation, Precisions) {
+  Precision p;
+  ASSERT_TRUE(find_precision("w4a16", &p).ok());
+  EXPECT_EQ(p.name, "w4a16_gptq");
+  ASSERT_TRUE(find_precision("fp8", &p).ok());
+  EXPECT_EQ(p.quant.format, WeightFormat::kFP8PerTensor);
+  const Status st = find_precision("int3", &p);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message().rfind("precision: expected one of bf16, fp16,", 0), 0u) << st.message();
+  for (const Precision& known : known_precisions()) {
+    MoeWeights w;
+    w.quant = known.quant;
+    // Every named precision is a valid format description on a typical shape.
+    std::vector<TensorSpec> specs;
+    EXPECT_TRUE(describe_weight_tensors(shape(), known.act_dtype, known.quant, Projection::kW13, &specs).ok()) << known.name;
+  }
+  EXPECT_EQ(supported_paths().size(), known_precisions().size());
+}
+
+TEST(ApiValidation, BuildInfo) {
+  const BuildInfo b = build_info();
+  EXPECT_EQ(b.version, "0.1.0");
+  if (b.cuda) {
+    EXPECT_EQ(b.cutlass_version, "4.2.0");
+    EXPECT_EQ(b.cuda_archs, "sm_90a");
+  } else {
+    EXPECT_EQ(device_count(), 0);
+    DeviceInfo d;
+    EXPECT_EQ(device_info(0, &d).code(), StatusCode::kNotImplemented);
+  }
+}
+
+}  // namespace
+}  // namespace fusedmoe

@@ -1,0 +1,220 @@
+// WeightView against the definition written out independently: the test draws integer
+// codes, zeros and scales, packs them with the (separately tested) packers, and expects
+// (code - zero) * scale computed from its own arrays, never from unpacked words.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "fusedmoe_ref/numeric.h"
+#include "fusedmoe_ref/packing.h"
+#include "fusedmoe_ref/random.h"
+#include "fusedmoe_ref/reference.h"
+
+namespace fusedmoe::ref {
+namespace {
+
+struct IntCase {
+  WeightFormat format;
+  int bits;
+  int group;  // -1: per-channel
+  bool zeros;
+  bool g_idx;
+  bool minus_one;
+  DType scale_dtype;
+};
+
+std::string name_of(const IntCase& c) {
+  return std::string(to_string(c.format)) + "_int" + std::to_string(c.bits) + "_g" + (c.group == -1 ? std::string("channel") : std::to_string(c.group)) +
+         (c.zeros ? "_zp" : "_sym") + (c.g_idx ? "_actorder" : "") + (c.minus_one ? "" : "_v2") + "_" +
+         to_string(c.scale_dtype);
+}
+
+void PrintTo(const IntCase& c, std::ostream* os) { *os << name_of(c); }
+
+class IntegerDequant : public ::testing::TestWithParam<IntCase> {};
+
+TEST_P(IntegerDequant, MatchesDefinition) {
+  const IntCase c = GetParam();
+  // w2 of a layer with H = 64 rows (N) and I = 64 columns (K); E = 2.
+  ProblemShape shape;
+  shape.m = 1;
+  shape.hidden = 64;
+  shape.inter = 64;
+  shape.num_experts = 2;
+  shape.topk = 1;
+  const int64_t n = 64, k = 64, e_count = 2;
+  const int64_t group_len = c.group == -1 ? k : c.group;
+  const int64_t g = k / group_len;
+  const uint32_t levels = 1u << c.bits;
+  QuantParams q;
+  q.format = c.format;
+  q.bits = c.bits;
+  q.group_size = c.group;
+  q.has_zeros = c.zeros;
+  q.has_g_idx = c.g_idx;
+  q.gptq_zeros_minus_one = c.minus_one;
+  q.scale_dtype = c.scale_dtype;
+
+  Rng rng(1234);
+  std::vector<int32_t> qweight32, qzeros32, g_idx_all;
+  std::vector<uint8_t> qweight8, qzeros8, scales_bytes;
+  std::vector<double> expected(static_cast<size_t>(e_count * n * k));
+  const int64_t scale_count = e_count * g * n;
+  scales_bytes.resize(static_cast<size_t>(scale_count * dtype_size(c.scale_dtype)));
+  for (int64_t e = 0; e < e_count; ++e) {
+    std::vector<uint32_t> codes_kn(static_cast<size_t>(k * n)), zeros_gn(static_cast<size_t>(g * n), levels / 2);
+    std::vector<double> scale_gn(static_cast<size_t>(g * n));
+    for (auto& v : codes_kn) v = static_cast<uint32_t>(rng.below(levels));
+    if (c.zeros) {
+      for (auto& z : zeros_gn) z = 1 + static_cast<uint32_t>(rng.below(levels - 1));
+    }
+    std::vector<int32_t> g_idx(static_cast<size_t>(k));
+    for (int64_t i = 0; i < k; ++i) g_idx[i] = static_cast<int32_t>(c.g_idx ? rng.below(static_cast<uint64_t>(g)) : i / group_len);
+    for (int64_t gi = 0; gi < g; ++gi) {
+      for (int64_t ni = 0; ni < n; ++ni) {
+        // Scales over orders of magnitude, rounded to their stored dtype.
+        const double s = round_to(c.scale_dtype, std::exp2(rng.uniform(-12.0, 4.0)));
+        scale_gn[gi * n + ni] = s;
+        const int64_t idx = c.format == WeightFormat::kMoeWNA16 ? (e * n + ni) * g + gi : (e * g + gi) * n + ni;
+        store_from_double(scales_bytes.data(), c.scale_dtype, idx, s);
+      }
+    }
+    for (int64_t ni = 0; ni < n; ++ni) {
+      for (int64_t ki = 0; ki < k; ++ki) {
+        const int64_t gi = g_idx[ki];
+        expected[(e * n + ni) * k + ki] =
+            (static_cast<double>(codes_kn[ki * n + ni]) - zeros_gn[gi * n + ni]) * scale_gn[gi * n + ni];
+      }
+    }
+    if (c.format == WeightFormat::kGPTQ) {
+      auto w = pack_gptq_qweight(codes_kn, k, n, c.bits);
+      qweight32.insert(qweight32.end(), w.begin(), w.end());
+      // The classic format stores zero - 1; this test stores whatever the case says.
+      auto z = pack_gptq_qzeros(zeros_gn, g, n, c.bits, c.minus_one);
+      qzeros32.insert(qzeros32.end(), z.begin(), z.end());
+      g_idx_all.insert(g_idx_all.end(), g_idx.begin(), g_idx.end());
+    } else if (c.format == WeightFormat::kAWQ) {
+      auto w = pack_awq(codes_kn, k, n);
+      qweight32.insert(qweight32.end(), w.begin(), w.end());
+      auto z = pack_awq(zeros_gn, g, n);
+      qzeros32.insert(qzeros32.end(), z.begin(), z.end());
+    } else {
+      std::vector<uint32_t> codes_nk(codes_kn.size()), zeros_ng(zeros_gn.size());
+      for (int64_t ki = 0; ki < k; ++ki) for (int64_t ni = 0; ni < n; ++ni) codes_nk[ni * k + ki] = codes_kn[ki * n + ni];
+      for (int64_t gi = 0; gi < g; ++gi) for (int64_t ni = 0; ni < n; ++ni) zeros_ng[ni * g + gi] = zeros_gn[gi * n + ni];
+      auto w = pack_wna16_qweight(codes_nk, n, k, c.bits);
+      qweight8.insert(qweight8.end(), w.begin(), w.end());
+      auto z = pack_wna16_qzeros(zeros_ng, n, g, c.bits);
+      qzeros8.insert(qzeros8.end(), z.begin(), z.end());
+    }
+  }
+  ProjectionWeights pw;
+  pw.weight = qweight32.empty() ? static_cast<const void*>(qweight8.data()) : qweight32.data();
+  pw.zeros = qzeros32.empty() ? static_cast<const void*>(qzeros8.data()) : qzeros32.data();
+  pw.scales = scales_bytes.data();
+  pw.g_idx = g_idx_all.empty() ? nullptr : g_idx_all.data();
+  WeightView view;
+  const Status st = WeightView::make(shape, DType::kBF16, q, pw, Projection::kW2, &view);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(view.rows(), n);
+  ASSERT_EQ(view.cols(), k);
+  std::vector<double> row(static_cast<size_t>(k));
+  for (int64_t e = 0; e < e_count; ++e) {
+    for (int64_t ni = 0; ni < n; ++ni) {
+      view.dequant_row(e, ni, row.data());
+      for (int64_t ki = 0; ki < k; ++ki) {
+        ASSERT_EQ(row[ki], expected[(e * n + ni) * k + ki]) << name_of(c) << " e=" << e << " n=" << ni << " k=" << ki;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formats, IntegerDequant,
+    ::testing::Values(IntCase{WeightFormat::kGPTQ, 4, 32, false, false, true, DType::kFP16},
+                      IntCase{WeightFormat::kGPTQ, 4, 64, true, false, true, DType::kFP16},
+                      IntCase{WeightFormat::kGPTQ, 4, 32, true, false, false, DType::kBF16},
+                      IntCase{WeightFormat::kGPTQ, 4, 16, true, true, true, DType::kFP16},
+                      IntCase{WeightFormat::kGPTQ, 4, -1, false, false, true, DType::kFP32},
+                      IntCase{WeightFormat::kGPTQ, 8, 32, false, false, true, DType::kFP16},
+                      IntCase{WeightFormat::kGPTQ, 8, 64, true, true, true, DType::kBF16},
+                      IntCase{WeightFormat::kAWQ, 4, 64, true, false, true, DType::kFP16},
+                      IntCase{WeightFormat::kAWQ, 4, 32, true, false, true, DType::kBF16},
+                      IntCase{WeightFormat::kMoeWNA16, 4, 32, true, false, true, DType::kBF16},
+                      IntCase{WeightFormat::kMoeWNA16, 4, 64, false, false, true, DType::kFP16},
+                      IntCase{WeightFormat::kMoeWNA16, 8, 32, true, false, true, DType::kFP16}),
+    [](const ::testing::TestParamInfo<IntCase>& info) { return name_of(info.param); });
+
+class Fp8Dequant : public ::testing::TestWithParam<WeightFormat> {};
+
+TEST_P(Fp8Dequant, CodeTimesScale) {
+  // w13 of E = 2, I = 100 (N = 200 rows, two partial 128-row blocks), H = 160 (K: partial block).
+  ProblemShape shape;
+  shape.m = 1;
+  shape.hidden = 160;
+  shape.inter = 100;
+  shape.num_experts = 2;
+  shape.topk = 1;
+  const int64_t n = 200, k = 160;
+  QuantParams q;
+  q.format = GetParam();
+  q.act_quant = q.format == WeightFormat::kFP8Block ? ActQuant::kPerGroup : ActQuant::kPerToken;
+  Rng rng(99);
+  std::vector<uint8_t> w(static_cast<size_t>(2 * n * k));
+  for (auto& v : w) {
+    do v = static_cast<uint8_t>(rng.below(256)); while ((v & 0x7f) == 0x7f);  // no NaN codes
+  }
+  const int64_t nb = (n + 127) / 128, kb = (k + 127) / 128;
+  const int64_t count = q.format == WeightFormat::kFP8PerTensor ? 2 : q.format == WeightFormat::kFP8PerChannel ? 2 * n : 2 * nb * kb;
+  std::vector<float> s(static_cast<size_t>(count));
+  for (auto& v : s) v = static_cast<float>(std::exp2(rng.uniform(-10, 2)));
+  ProjectionWeights pw;
+  pw.weight = w.data();
+  pw.scales = s.data();
+  WeightView view;
+  ASSERT_TRUE(WeightView::make(shape, DType::kBF16, q, pw, Projection::kW13, &view).ok());
+  std::vector<double> row(static_cast<size_t>(k));
+  for (int64_t e = 0; e < 2; ++e) {
+    for (int64_t r = 0; r < n; ++r) {
+      view.dequant_row(e, r, row.data());
+      for (int64_t c = 0; c < k; ++c) {
+        const float scale = q.format == WeightFormat::kFP8PerTensor ? s[e]
+                            : q.format == WeightFormat::kFP8PerChannel ? s[e * n + r]
+                                                                       : s[e * nb * kb + (r / 128) * kb + c / 128];
+        ASSERT_EQ(row[c], static_cast<double>(fp8e4m3_to_float(w[(e * n + r) * k + c])) * scale) << r << "," << c;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, Fp8Dequant,
+                         ::testing::Values(WeightFormat::kFP8PerTensor, WeightFormat::kFP8PerChannel,
+                                           WeightFormat::kFP8Block),
+                         [](const ::testing::TestParamInfo<WeightFormat>& info) { return to_string(info.param); });
+
+TEST(DequantErrors, GIdxOutOfRangeIsNamed) {
+  ProblemShape shape;
+  shape.m = 1;
+  shape.hidden = 64;
+  shape.inter = 32;
+  shape.num_experts = 1;
+  shape.topk = 1;
+  QuantParams q;
+  q.format = WeightFormat::kGPTQ;
+  q.group_size = 32;
+  q.has_g_idx = true;
+  std::vector<int32_t> qweight(64 / 8 * 64), g_idx(64, 0);
+  std::vector<uint16_t> scales(2 * 64);
+  g_idx[5] = 2;  // only groups 0 and 1 exist
+  ProjectionWeights pw;
+  pw.weight = qweight.data();
+  pw.scales = scales.data();
+  pw.g_idx = g_idx.data();
+  WeightView view;
+  const Status st = WeightView::make(shape, DType::kBF16, q, pw, Projection::kW13, &view);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "w13.g_idx[0][5]: expected a group in 0..1, got 2");
+}
+
+}  // namespace
+}  // namespace fusedmoe::ref

@@ -1,0 +1,132 @@
+// Conversions between float and bf16 / fp16 / e4m3: exact values, round trips and
+// nearest-even rounding checked against brute force.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "fusedmoe_ref/numeric.h"
+#include "fusedmoe_ref/random.h"
+
+namespace fusedmoe::ref {
+namespace {
+
+TEST(NumericBF16, KnownValues) {
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(float_to_bf16(-2.0f), 0xc000);
+  EXPECT_EQ(bf16_to_float(0x3f80), 1.0f);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even (1.0).
+  EXPECT_EQ(float_to_bf16(1.0f + 0x1.0p-8f), 0x3f80);
+  // 1 + 3 * 2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: ties to even (1 + 2^-6).
+  EXPECT_EQ(float_to_bf16(1.0f + 3 * 0x1.0p-8f), 0x3f82);
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(std::nanf("")))));
+  EXPECT_EQ(float_to_bf16(std::numeric_limits<float>::infinity()), 0x7f80);
+}
+
+TEST(NumericFP16, AllCodesRoundTrip) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float f = fp16_to_float(static_cast<uint16_t>(h));
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(fp16_to_float(float_to_fp16(f)))) << h;
+      continue;
+    }
+    EXPECT_EQ(float_to_fp16(f), h) << "code " << h << " value " << f;
+  }
+}
+
+TEST(NumericFP16, KnownValues) {
+  EXPECT_EQ(float_to_fp16(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_fp16(65504.0f), 0x7bff);
+  EXPECT_EQ(float_to_fp16(65520.0f), 0x7c00);   // rounds to infinity
+  EXPECT_EQ(float_to_fp16(65519.0f), 0x7bff);
+  EXPECT_EQ(float_to_fp16(0x1.0p-24f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(float_to_fp16(0x1.0p-25f), 0x0000);  // halfway to zero: ties to even
+  EXPECT_EQ(float_to_fp16(0x1.8p-24f), 0x0002);  // 1.5 ulp: ties to even (2)
+  EXPECT_EQ(fp16_to_float(0x0001), 0x1.0p-24f);
+}
+
+// Nearest representable value by brute force over all codes, ties to the even code.
+template <typename Decode>
+uint32_t brute_nearest(float f, uint32_t codes, Decode decode) {
+  uint32_t best = 0;
+  double best_d = INFINITY;
+  for (uint32_t c = 0; c < codes; ++c) {
+    const float v = decode(c);
+    if (!std::isfinite(v)) continue;
+    const double d = std::fabs(static_cast<double>(v) - f);
+    if (d < best_d || (d == best_d && (c & 1u) == 0 && (best & 1u) == 1)) {
+      best = c;
+      best_d = d;
+    }
+  }
+  return best;
+}
+
+TEST(NumericFP16, RandomMatchesBruteForce) {
+  Rng rng(7);
+  for (int i = 0; i < 300; ++i) {
+    const double magnitude = std::exp2(rng.uniform(-26, 16));  // two statements: a fixed draw order
+    const float f = static_cast<float>(rng.normal() * magnitude);
+    if (std::fabs(f) >= 65520.0f) {  // past the largest finite half plus half an ulp: infinity
+      EXPECT_TRUE(std::isinf(fp16_to_float(float_to_fp16(f)))) << f;
+      continue;
+    }
+    const uint32_t want = brute_nearest(f, 65536, [](uint32_t c) { return fp16_to_float(static_cast<uint16_t>(c)); });
+    EXPECT_EQ(fp16_to_float(float_to_fp16(f)), fp16_to_float(static_cast<uint16_t>(want))) << f;
+  }
+}
+
+TEST(NumericFP8, KnownValues) {
+  EXPECT_EQ(fp8e4m3_to_float(0x7e), 448.0f);
+  EXPECT_EQ(fp8e4m3_to_float(0x38), 1.0f);
+  EXPECT_EQ(fp8e4m3_to_float(0x01), 0x1.0p-9f);  // smallest subnormal
+  EXPECT_EQ(fp8e4m3_to_float(0x08), 0x1.0p-6f);  // smallest normal
+  EXPECT_TRUE(std::isnan(fp8e4m3_to_float(0x7f)));
+  EXPECT_TRUE(std::isnan(fp8e4m3_to_float(0xff)));
+  EXPECT_EQ(float_to_fp8e4m3(1000.0f), 0x7e);  // saturates
+  EXPECT_EQ(float_to_fp8e4m3(-1000.0f), 0xfe);
+  EXPECT_EQ(float_to_fp8e4m3(1.0625f), 0x38);  // halfway between 1 and 1.125: even
+  EXPECT_EQ(float_to_fp8e4m3(1.1875f), 0x3a);  // halfway between 1.125 and 1.25: even
+  EXPECT_EQ(float_to_fp8e4m3(0x1.0p-10f), 0x00);  // half the smallest subnormal: even (0)
+}
+
+TEST(NumericFP8, AllCodesRoundTripAndRandomNearest) {
+  for (uint32_t c = 0; c < 256; ++c) {
+    const float f = fp8e4m3_to_float(static_cast<uint8_t>(c));
+    if (std::isnan(f)) continue;
+    if (c == 0x80) {
+      EXPECT_EQ(float_to_fp8e4m3(f), 0x80);  // -0
+      continue;
+    }
+    EXPECT_EQ(float_to_fp8e4m3(f), c) << f;
+  }
+  Rng rng(11);
+  for (int i = 0; i < 2000; ++i) {
+    const double magnitude = std::exp2(rng.uniform(-12, 9));
+    const float f = static_cast<float>(rng.normal() * magnitude);
+    const uint32_t want = brute_nearest(std::fmin(std::fmax(f, -448.0f), 448.0f), 256,
+                                        [](uint32_t c) { return fp8e4m3_to_float(static_cast<uint8_t>(c)); });
+    EXPECT_EQ(fp8e4m3_to_float(float_to_fp8e4m3(f)), fp8e4m3_to_float(static_cast<uint8_t>(want))) << f;
+  }
+}
+
+TEST(NumericRandom, SameSeedSameStream) {
+  Rng a(42), b(42), c(43);
+  for (int i = 0; i < 10; ++i) {
+    const uint64_t x = a.next();
+    EXPECT_EQ(x, b.next());
+    EXPECT_NE(x, c.next());
+  }
+  Rng d(5);
+  double sum = 0, sum2 = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const double v = d.normal();
+    sum += v;
+    sum2 += v * v;
+  }
+  EXPECT_NEAR(sum / 20000, 0.0, 0.05);
+  EXPECT_NEAR(sum2 / 20000, 1.0, 0.05);
+}
+
+}  // namespace
+}  // namespace fusedmoe::ref

@@ -1,0 +1,299 @@
+// fusedmoe command line: `info` and `check` (bench and tune arrive with the kernels).
+// Exit codes: 0 success, 1 a check outside its tolerance (or a non-finite output),
+// 2 bad arguments or an unavailable resource.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fusedmoe/build_info.h"
+#include "fusedmoe/moe.h"
+#include "fusedmoe_ref/reference.h"
+#include "fusedmoe_ref/synthetic.h"
+#include "fusedmoe_ref/tolerance.h"
+#include "shapes.h"
+
+namespace fm = fusedmoe;
+namespace ft = fusedmoe::tools;
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitCheckFailed = 1;
+constexpr int kExitUsage = 2;
+
+const char* kUsage =
+    "usage: fusedmoe <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  info                      build, CUTLASS version, GPUs, supported paths\n"
+    "  shapes                    the shapes of the shapes file\n"
+    "  check                     run one layer and compare it with the CPU reference\n"
+    "\n"
+    "check options:\n"
+    "  --shape NAME              a bench shape of the shapes file (e.g. deepseek_v3_tp8)\n"
+    "  --E N --H N --I N --topk N    an explicit shape instead of --shape\n"
+    "  --m N                     tokens (default 16)\n"
+    "  --precision NAME          bf16 (default), fp16, fp8_tensor, fp8_channel, fp8_block,\n"
+    "                            w4a16_gptq, w4a16_gptq_zp, w4a16_gptq_actorder, w8a16_gptq,\n"
+    "                            w4a16_awq, w4a16_wna16, w8a16_wna16 (aliases fp8, w4a16, w8a16)\n"
+    "  --routing NAME            the model's routing by default (softmax_topk_renormalize for an\n"
+    "                            explicit shape); also uniform, skewed, one_expert\n"
+    "  --activation NAME         silu (default), gelu, gelu_tanh\n"
+    "  --seed N                  random seed (default 1)\n"
+    "  --shapes-file PATH        default: $FUSEDMOE_SHAPES or the repository's shapes/models.json\n";
+
+struct Args {
+  std::string command;
+  std::map<std::string, std::string> options;
+};
+
+bool parse_args(int argc, char** argv, Args* out, std::string* error) {
+  if (argc < 2) {
+    *error = "missing command";
+    return false;
+  }
+  out->command = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--", 0) != 0 || a.size() < 3) {
+      *error = "option " + std::to_string(i - 1) + ": expected --name value, got '" + a + "'";
+      return false;
+    }
+    if (i + 1 >= argc) {
+      *error = a + ": expected a value, got the end of the command line";
+      return false;
+    }
+    out->options[a.substr(2)] = argv[++i];
+  }
+  return true;
+}
+
+// Reads an integer option; false (with error set) when it is not a whole number in range.
+bool int_option(const Args& args, const std::string& name, int64_t fallback, int64_t lo, int64_t hi, int64_t* out,
+                std::string* error) {
+  const auto it = args.options.find(name);
+  if (it == args.options.end()) {
+    *out = fallback;
+    return true;
+  }
+  char* end = nullptr;
+  const long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0' || v < lo || v > hi) {
+    *error = "--" + name + ": expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got '" +
+             it->second + "'";
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+std::string shapes_path(const Args& args) {
+  const auto it = args.options.find("shapes-file");
+  if (it != args.options.end()) return it->second;
+  if (const char* env = std::getenv("FUSEDMOE_SHAPES")) return env;
+  return FUSEDMOE_SHAPES_FILE;
+}
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "fusedmoe: %s\n\n%s", message.c_str(), kUsage);
+  return kExitUsage;
+}
+
+int status_error(const fm::Status& st) {
+  std::fprintf(stderr, "fusedmoe: %s: %s\n", fm::to_string(st.code()), st.message().c_str());
+  return kExitUsage;
+}
+
+int cmd_info() {
+  const fm::BuildInfo b = fm::build_info();
+  std::printf("fusedmoe %s (git %s)\n", b.version.c_str(), b.git_revision.c_str());
+  std::printf("build: %s, CUDA %s, CUTLASS %s, device code %s\n", b.cuda ? "CUDA" : "CPU-only",
+              b.cuda_version.c_str(), b.cutlass_version.c_str(), b.cuda_archs.c_str());
+  const int n = fm::device_count();
+  if (!b.cuda) {
+    std::printf("gpus: not queried (CPU-only build)\n");
+  } else if (n == 0) {
+    std::printf("gpus: none found\n");
+  }
+  for (int i = 0; i < n; ++i) {
+    fm::DeviceInfo d;
+    const fm::Status st = fm::device_info(i, &d);
+    if (!st.ok()) {
+      std::printf("gpu %d: %s\n", i, st.message().c_str());
+      continue;
+    }
+    std::printf("gpu %d: %s, sm_%d%d, %d SMs, %.1f GiB, L2 %.0f MiB, smem/block %lld KiB; kernels %s (%s)\n", i,
+                d.name.c_str(), d.cc_major, d.cc_minor, d.sm_count, d.global_memory_bytes / 1073741824.0,
+                d.l2_bytes / 1048576.0, static_cast<long long>(d.smem_per_block_optin / 1024),
+                d.kernels_run ? "run" : "DO NOT run", d.kernels_note.c_str());
+  }
+  std::printf("paths:\n");
+  for (const fm::PathInfo& p : fm::supported_paths()) {
+    std::printf("  %-22s %-34s %s\n", p.precision.c_str(), p.kernel.c_str(),
+                p.available ? "available" : p.note.c_str());
+  }
+  return kExitOk;
+}
+
+int cmd_shapes(const Args& args) {
+  ft::ShapesFile file;
+  const fm::Status st = ft::load_shapes(shapes_path(args), &file);
+  if (!st.ok()) return status_error(st);
+  std::printf("%-22s %-22s %4s %6s %6s %6s %5s  %s\n", "shape", "model", "tp", "E", "H", "I", "topk", "routing");
+  for (const ft::ShapeSpec& s : file.shapes) {
+    std::printf("%-22s %-22s %4d %6d %6lld %6lld %5d  %s\n", s.name.c_str(), s.model.c_str(), s.tp,
+                s.shape.num_experts, static_cast<long long>(s.shape.hidden), static_cast<long long>(s.shape.inter),
+                s.shape.topk, s.routing.name.c_str());
+  }
+  std::printf("batch sizes:");
+  for (int64_t m : file.batch_sizes) std::printf(" %lld", static_cast<long long>(m));
+  std::printf("\n");
+  return kExitOk;
+}
+
+int cmd_check(const Args& args) {
+  static const char* kKnown[] = {"shape", "E", "H", "I", "topk", "m", "precision", "routing",
+                                 "activation", "seed", "shapes-file"};
+  for (const auto& kv : args.options) {
+    bool known = false;
+    for (const char* k : kKnown) known = known || kv.first == k;
+    if (!known) return usage_error("check: unknown option --" + kv.first);
+  }
+  std::string error;
+  ft::ShapeSpec spec;
+  const bool explicit_shape = args.options.count("E") || args.options.count("H") || args.options.count("I") ||
+                              args.options.count("topk");
+  if (args.options.count("shape")) {
+    if (explicit_shape) return usage_error("check: --shape and --E/--H/--I/--topk exclude each other");
+    ft::ShapesFile file;
+    const fm::Status st = ft::load_shapes(shapes_path(args), &file);
+    if (!st.ok()) return status_error(st);
+    const ft::ShapeSpec* found = file.find(args.options.at("shape"));
+    if (found == nullptr) {
+      std::string names;
+      for (const ft::ShapeSpec& s : file.shapes) names += (names.empty() ? "" : ", ") + s.name;
+      return usage_error("--shape: expected one of " + names + ", got '" + args.options.at("shape") + "'");
+    }
+    spec = *found;
+  } else if (explicit_shape) {
+    int64_t e, h, i, k;
+    if (!int_option(args, "E", 0, 1, 1 << 20, &e, &error) || !int_option(args, "H", 0, 1, 1 << 24, &h, &error) ||
+        !int_option(args, "I", 0, 1, 1 << 24, &i, &error) || !int_option(args, "topk", 0, 1, 1 << 20, &k, &error)) {
+      return usage_error(error);
+    }
+    for (const char* name : {"E", "H", "I", "topk"}) {
+      if (!args.options.count(name)) return usage_error(std::string("check: an explicit shape needs --") + name);
+    }
+    spec.name = "custom";
+    spec.shape.num_experts = static_cast<int32_t>(e);
+    spec.shape.hidden = h;
+    spec.shape.inter = i;
+    spec.shape.topk = static_cast<int32_t>(k);
+    fm::Status st = ft::routing_from_name("softmax_topk_renormalize", 0, 0, 1.0f, &spec.routing);
+    if (!st.ok()) return status_error(st);
+  } else {
+    return usage_error("check: give --shape NAME or --E --H --I --topk");
+  }
+  if (args.options.count("routing")) {
+    const ft::RoutingSetup model_routing = spec.routing;
+    const fm::Status st = ft::routing_from_name(args.options.at("routing"), model_routing.config.n_group,
+                                                model_routing.config.topk_group,
+                                                model_routing.config.routed_scaling_factor, &spec.routing);
+    if (!st.ok()) return status_error(st);
+  }
+  int64_t m, seed;
+  if (!int_option(args, "m", 16, 0, int64_t{1} << 31, &m, &error) ||
+      !int_option(args, "seed", 1, 0, INT64_MAX, &seed, &error)) {
+    return usage_error(error);
+  }
+  fm::Precision precision;
+  fm::Status st = fm::find_precision(args.options.count("precision") ? args.options.at("precision") : "bf16", &precision);
+  if (!st.ok()) return status_error(st);
+  fm::Activation activation = fm::Activation::kSiluAndMul;
+  if (args.options.count("activation")) {
+    const std::string a = args.options.at("activation");
+    if (a == "gelu") activation = fm::Activation::kGeluAndMul;
+    else if (a == "gelu_tanh") activation = fm::Activation::kGeluTanhAndMul;
+    else if (a != "silu") return usage_error("--activation: expected silu, gelu or gelu_tanh, got '" + a + "'");
+  }
+
+  fm::ProblemShape shape = spec.shape;
+  shape.m = m;
+  const std::string routing_mode = spec.routing.name;
+  const fusedmoe::ref::RoutingMode mode = !spec.routing.from_logits ? (routing_mode == "skewed" ? fusedmoe::ref::RoutingMode::kSkewed
+                                                                      : routing_mode == "one_expert" ? fusedmoe::ref::RoutingMode::kOneExpert
+                                                                                                     : fusedmoe::ref::RoutingMode::kUniform)
+                                                                    : fusedmoe::ref::RoutingMode::kRouter;
+  std::printf("check: shape %s (E=%d H=%lld I=%lld topk=%d) m=%lld precision %s routing %s seed %lld\n",
+              spec.name.c_str(), shape.num_experts, static_cast<long long>(shape.hidden),
+              static_cast<long long>(shape.inter), shape.topk, static_cast<long long>(m), precision.name.c_str(),
+              routing_mode.c_str(), static_cast<long long>(seed));
+
+  const auto t0 = std::chrono::steady_clock::now();
+  fusedmoe::ref::Checkpoint checkpoint;
+  st = fusedmoe::ref::make_random_checkpoint(shape, precision.act_dtype, precision.quant, static_cast<uint64_t>(seed),
+                                             &checkpoint);
+  if (!st.ok()) return status_error(st);
+  fusedmoe::ref::LayerData data;
+  st = fusedmoe::ref::make_random_inputs(shape, precision.act_dtype, mode, static_cast<uint64_t>(seed), &data);
+  if (!st.ok()) return status_error(st);
+  data.inputs.activation = activation;
+  data.inputs.routing = spec.routing.config;
+  data.inputs.routing.correction_bias = spec.routing.use_correction_bias ? data.correction_bias.data() : nullptr;
+  data.inputs.apply_router_weight_on_input = spec.routing.weight_on_input;
+  const auto t1 = std::chrono::steady_clock::now();
+
+  std::vector<double> ref;
+  st = fusedmoe::ref::run_layer(data.inputs, checkpoint.weights, fusedmoe::ref::LayerOptions(), &ref);
+  if (!st.ok()) return status_error(st);
+  const auto t2 = std::chrono::steady_clock::now();
+  const double gen_s = std::chrono::duration<double>(t1 - t0).count();
+  const double ref_s = std::chrono::duration<double>(t2 - t1).count();
+
+  double sum2 = 0.0;
+  int64_t nonfinite = 0;
+  for (double v : ref) {
+    if (!std::isfinite(v)) ++nonfinite;
+    else sum2 += v * v;
+  }
+  const double rms = ref.empty() ? 0.0 : std::sqrt(sum2 / static_cast<double>(ref.size()));
+  std::printf("reference: %lld x %lld outputs, rms %.4e, non-finite %lld; inputs %.2f s, reference %.2f s\n",
+              static_cast<long long>(m), static_cast<long long>(shape.hidden), rms, static_cast<long long>(nonfinite),
+              gen_s, ref_s);
+
+  if (nonfinite > 0) {
+    std::printf("result: FAIL (the reference produced %lld non-finite values)\n", static_cast<long long>(nonfinite));
+    return kExitCheckFailed;
+  }
+  // The GPU side needs a device and a compiled kernel path for this precision.
+  std::string kernel_note = "no kernel path";
+  for (const fm::PathInfo& p : fm::supported_paths()) {
+    if (p.precision == precision.name) kernel_note = p.kernel + ": " + (p.available ? "available" : p.note);
+  }
+  const fusedmoe::ref::Tolerance tol = fusedmoe::ref::tolerance_for(precision.act_dtype, precision.quant);
+  std::printf("gpu: %s; kernel %s\n", fm::device_count() > 0 ? "present" : "none on this machine",
+              kernel_note.c_str());
+  std::printf("result: REFERENCE ONLY (nothing to compare on the GPU yet; %s tolerance: rel_l2 <= %.1e, "
+              "max_abs <= %.2f x rms)\n", tol.name, tol.rel_l2, tol.max_abs_over_rms);
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  std::string error;
+  if (!parse_args(argc, argv, &args, &error)) return usage_error(error);
+  if (args.command == "info") return args.options.empty() ? cmd_info() : usage_error("info takes no options");
+  if (args.command == "shapes") return cmd_shapes(args);
+  if (args.command == "check") return cmd_check(args);
+  if (args.command == "help" || args.command == "--help" || args.command == "-h") {
+    std::printf("%s", kUsage);
+    return kExitOk;
+  }
+  return usage_error("unknown command '" + args.command + "'");
+}
