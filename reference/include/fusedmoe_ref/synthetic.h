@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fusedmoe/moe.h"
+#include "fusedmoe_ref/buffer.h"
 
 namespace fusedmoe::ref {
 
@@ -15,12 +16,12 @@ namespace fusedmoe::ref {
 struct Checkpoint {
   MoeWeights weights;                       ///< points into data
   std::vector<TensorSpec> specs;            ///< w13's tensors, then w2's
-  std::vector<std::vector<uint8_t>> data;   ///< one buffer per spec
+  std::vector<ByteBuffer> data;             ///< one buffer per spec
   /// The buffer of the tensor named `name` ("w13.scales"), or nullptr.
-  std::vector<uint8_t>* find(const std::string& name);
+  ByteBuffer* find(const std::string& name);
 };
 
-/// Draws a checkpoint: dense weights ~ N(0, 1/K); FP8 weights quantized from such values
+/// Draws a checkpoint: dense weights uniform with variance 1/K; FP8 weights quantized from such values
 /// with the format's amax scales; integer codes uniform over their range with zero points
 /// away from the midpoint, scales spread over 2^-2..2^2 of a base that keeps outputs O(1),
 /// and act-order g_idx from a random permutation.
