@@ -4,18 +4,15 @@
 
 #include "fusedmoe/build_info.h"
 #include "fusedmoe/moe.h"
+#include "cpu/test_util.h"
 
 namespace fusedmoe {
 namespace {
 
+using testing_util::make_shape;
+
 ProblemShape shape(int64_t m = 4, int64_t h = 256, int64_t i = 128, int32_t e = 8, int32_t k = 2) {
-  ProblemShape s;
-  s.m = m;
-  s.hidden = h;
-  s.inter = i;
-  s.num_experts = e;
-  s.topk = k;
-  return s;
+  return make_shape(m, h, i, e, k);
 }
 
 // Valid inputs pointing at dummy (never read) host memory.

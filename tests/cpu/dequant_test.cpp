@@ -9,9 +9,12 @@
 #include "fusedmoe_ref/packing.h"
 #include "fusedmoe_ref/random.h"
 #include "fusedmoe_ref/reference.h"
+#include "cpu/test_util.h"
 
 namespace fusedmoe::ref {
 namespace {
+
+using testing_util::make_shape;
 
 struct IntCase {
   WeightFormat format;
@@ -36,12 +39,7 @@ class IntegerDequant : public ::testing::TestWithParam<IntCase> {};
 TEST_P(IntegerDequant, MatchesDefinition) {
   const IntCase c = GetParam();
   // w2 of a layer with H = 64 rows (N) and I = 64 columns (K); E = 2.
-  ProblemShape shape;
-  shape.m = 1;
-  shape.hidden = 64;
-  shape.inter = 64;
-  shape.num_experts = 2;
-  shape.topk = 1;
+  ProblemShape shape = make_shape(1, 64, 64, 2, 1);
   const int64_t n = 64, k = 64, e_count = 2;
   const int64_t group_len = c.group == -1 ? k : c.group;
   const int64_t g = k / group_len;
@@ -149,12 +147,7 @@ class Fp8Dequant : public ::testing::TestWithParam<WeightFormat> {};
 
 TEST_P(Fp8Dequant, CodeTimesScale) {
   // w13 of E = 2, I = 100 (N = 200 rows, two partial 128-row blocks), H = 160 (K: partial block).
-  ProblemShape shape;
-  shape.m = 1;
-  shape.hidden = 160;
-  shape.inter = 100;
-  shape.num_experts = 2;
-  shape.topk = 1;
+  ProblemShape shape = make_shape(1, 160, 100, 2, 1);
   const int64_t n = 200, k = 160;
   QuantParams q;
   q.format = GetParam();
@@ -193,12 +186,7 @@ INSTANTIATE_TEST_SUITE_P(Formats, Fp8Dequant,
                          [](const ::testing::TestParamInfo<WeightFormat>& info) { return to_string(info.param); });
 
 TEST(DequantErrors, GIdxOutOfRangeIsNamed) {
-  ProblemShape shape;
-  shape.m = 1;
-  shape.hidden = 64;
-  shape.inter = 32;
-  shape.num_experts = 1;
-  shape.topk = 1;
+  ProblemShape shape = make_shape(1, 64, 32, 1, 1);
   QuantParams q;
   q.format = WeightFormat::kGPTQ;
   q.group_size = 32;

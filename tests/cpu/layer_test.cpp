@@ -9,9 +9,12 @@
 #include "fusedmoe_ref/reference.h"
 #include "fusedmoe_ref/synthetic.h"
 #include "fusedmoe_ref/tolerance.h"
+#include "cpu/test_util.h"
 
 namespace fusedmoe::ref {
 namespace {
+
+using testing_util::make_shape;
 
 // Dense fp64 copy of a projection: [E][N][K].
 std::vector<double> dense(const ProblemShape& s, DType act, const MoeWeights& w, Projection p) {
@@ -125,12 +128,7 @@ TEST_P(ReferenceLayer, MatchesNaiveFormula) {
   const LayerCase c = GetParam();
   Precision prec;
   ASSERT_TRUE(find_precision(c.precision, &prec).ok());
-  ProblemShape s;
-  s.m = c.m;
-  s.hidden = c.h;
-  s.inter = c.i;
-  s.num_experts = c.e;
-  s.topk = c.topk;
+  ProblemShape s = make_shape(c.m, c.h, c.i, c.e, c.topk);
   const bool ep = c.routing == "ep_half";
   if (ep) s.global_num_experts = 2 * c.e;
   const uint64_t seed = std::hash<std::string>()(case_name(c));
@@ -227,12 +225,7 @@ INSTANTIATE_TEST_SUITE_P(AllPrecisions, ReferenceLayer, ::testing::ValuesIn(laye
                          [](const ::testing::TestParamInfo<LayerCase>& info) { return case_name(info.param); });
 
 TEST(ReferenceLayer, StaticFp8ScalesAndGeluActivations) {
-  ProblemShape s;
-  s.m = 4;
-  s.hidden = 64;
-  s.inter = 32;
-  s.num_experts = 4;
-  s.topk = 2;
+  ProblemShape s = make_shape(4, 64, 32, 4, 2);
   QuantParams q;
   q.format = WeightFormat::kFP8PerTensor;
   q.act_quant = ActQuant::kPerTensorStatic;
@@ -277,12 +270,7 @@ TEST(ReferenceLayer, Fp8FakeQuantizeHandValues) {
 }
 
 TEST(ReferenceLayer, EmptyBatchGivesEmptyOutput) {
-  ProblemShape s;
-  s.m = 0;
-  s.hidden = 64;
-  s.inter = 32;
-  s.num_experts = 4;
-  s.topk = 2;
+  ProblemShape s = make_shape(0, 64, 32, 4, 2);
   Checkpoint ck;
   ASSERT_TRUE(make_random_checkpoint(s, DType::kBF16, QuantParams(), 1, &ck).ok());
   MoeInputs in;

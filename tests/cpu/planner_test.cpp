@@ -2,17 +2,16 @@
 #include <gtest/gtest.h>
 
 #include "planner.h"
+#include "cpu/test_util.h"
 
 namespace fusedmoe {
 namespace {
 
+using testing_util::make_shape;
+
 MoeInputs inputs(int64_t m, int64_t h, int64_t i, int32_t e, int32_t k, bool logits) {
   MoeInputs in;
-  in.shape.m = m;
-  in.shape.hidden = h;
-  in.shape.inter = i;
-  in.shape.num_experts = e;
-  in.shape.topk = k;
+  in.shape = make_shape(m, h, i, e, k);
   static float dummy = 0.0f;
   if (logits) in.router_logits = &dummy;
   return in;

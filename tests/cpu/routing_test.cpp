@@ -7,18 +7,15 @@
 
 #include "fusedmoe_ref/random.h"
 #include "fusedmoe_ref/reference.h"
+#include "cpu/test_util.h"
 
 namespace fusedmoe::ref {
 namespace {
 
+using testing_util::make_shape;
+
 ProblemShape shape_of(int64_t m, int32_t e, int32_t k) {
-  ProblemShape s;
-  s.m = m;
-  s.hidden = 8;
-  s.inter = 8;
-  s.num_experts = e;
-  s.topk = k;
-  return s;
+  return make_shape(m, 8, 8, e, k);
 }
 
 TEST(Routing, SoftmaxTopkMatchesBruteForce) {
