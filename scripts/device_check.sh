@@ -58,4 +58,10 @@ for shape in mixtral_8x7b_tp1 qwen2_57b_a14b_tp4 qwen3_30b_a3b_tp1 deepseek_v3_t
   result=$(grep '^result:' "$out/checks.txt" | tail -1 | cut -d' ' -f2-3)
   row "check $shape m=16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$result, $(since "$start")"
 done
+start=$(t)
+"$build/fusedmoe" bench --precision bf16 --csv "$out/bench_bf16.csv" ${BENCH_ARGS:-} > "$out/bench_bf16.txt" 2>&1
+status=$?
+[ $status -eq 0 ] || overall=1
+row "bench bf16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$(grep -c '^[a-z]' "$out/bench_bf16.csv" 2>/dev/null) points, $(since "$start")"
+cat "$out/bench_bf16.txt"
 finish "$overall"

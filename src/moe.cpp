@@ -5,6 +5,9 @@
 #include "check.h"
 #include "planner.h"
 #include "validate.h"
+#ifdef FUSEDMOE_WITH_CUDA
+#include "small_m_layer.h"
+#endif
 
 namespace fusedmoe {
 
@@ -49,22 +52,32 @@ Status can_implement(const MoeArguments& args) {
   if (!kernel_family_available(kernel_family_for(args.weights->quant))) {
     return no_kernel(args.weights->quant, args.inputs.act_dtype);
   }
-  return Status();
+#ifdef FUSEDMOE_WITH_CUDA
+  return small_m_can_implement(args);  // the only compiled family
+#else
+  return Status(StatusCode::kInternal, "can_implement: a CPU-only build reported a kernel family");
+#endif
 }
 
 Status workspace_size(const MoeArguments& args, size_t* bytes) {
   if (bytes == nullptr) return invalid_argument("bytes", "non-null", "nullptr");
   FUSEDMOE_RETURN_IF_ERROR(can_implement(args));
-  // Reached only once a kernel family is compiled; its tile table then supplies block_m.
-  return Status(StatusCode::kInternal, "workspace_size: a compiled kernel family has no tile table");
+  WorkspaceLayout ws;
+  FUSEDMOE_RETURN_IF_ERROR(plan_workspace(args.inputs, args.weights->quant, 1, &ws));  // small-M: no padding
+  *bytes = ws.total_bytes;
+  return Status();
 }
 
 Status run(const MoeArguments& args, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  FUSEDMOE_RETURN_IF_ERROR(can_implement(args));
+#ifdef FUSEDMOE_WITH_CUDA
+  return small_m_run(args, workspace, workspace_bytes, stream);
+#else
   (void)workspace;
   (void)workspace_bytes;
   (void)stream;
-  FUSEDMOE_RETURN_IF_ERROR(can_implement(args));
-  return Status(StatusCode::kInternal, "run: a compiled kernel family has no launcher");
+  return Status(StatusCode::kInternal, "run: a CPU-only build reported a kernel family");
+#endif
 }
 
 Status prepared_weights_size(const ProblemShape& shape, DType act_dtype, const MoeWeights& w,
@@ -72,18 +85,26 @@ Status prepared_weights_size(const ProblemShape& shape, DType act_dtype, const M
   if (bytes == nullptr) return invalid_argument("bytes", "non-null", "nullptr");
   FUSEDMOE_RETURN_IF_ERROR(validate_shape(shape));
   FUSEDMOE_RETURN_IF_ERROR(validate_weights(shape, act_dtype, w));
-  return no_kernel(w.quant, act_dtype);
+  if (!kernel_family_available(kernel_family_for(w.quant))) return no_kernel(w.quant, act_dtype);
+  *bytes = 0;  // small_m_splitk reads the checkpoint layout (w13 gate rows, then up rows) as it is
+  return Status();
 }
 
 Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeights& w, void* storage,
                        size_t storage_bytes, cudaStream_t stream, PreparedWeights* out) {
+  (void)storage;
   (void)storage_bytes;
   (void)stream;
   if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
-  FUSEDMOE_RETURN_IF_ERROR(validate_shape(shape));
-  FUSEDMOE_RETURN_IF_ERROR(validate_weights(shape, act_dtype, w));
-  if (storage == nullptr) return invalid_argument("storage", "device memory of prepared_weights_size() bytes", "nullptr");
-  return no_kernel(w.quant, act_dtype);
+  size_t needed = 0;
+  FUSEDMOE_RETURN_IF_ERROR(prepared_weights_size(shape, act_dtype, w, &needed));
+  out->shape = shape;
+  out->act_dtype = act_dtype;
+  out->quant = w.quant;
+  out->w13 = w.w13;  // no conversion: the kernels read the checkpoint's pointers
+  out->w2 = w.w2;
+  out->gate_up_interleaved = false;
+  return Status();
 }
 
 std::vector<PathInfo> supported_paths() {

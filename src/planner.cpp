@@ -15,6 +15,7 @@ using detail::str;
 
 const char* kernel_family_name(KernelFamily family) {
   switch (family) {
+    case KernelFamily::kSmallMSplitK: return "small_m_splitk";
     case KernelFamily::kSm90Bf16GroupedGemm: return "sm90_bf16_grouped_gemm";
     case KernelFamily::kSm90Fp8GroupedGemm: return "sm90_fp8_grouped_gemm";
     case KernelFamily::kSm90Fp8GroupedGemmBlockscale: return "sm90_fp8_grouped_gemm_blockscale";
@@ -33,12 +34,30 @@ KernelFamily kernel_family_for(const QuantParams& q) {
     case WeightFormat::kMoeWNA16: return KernelFamily::kWna16GroupedGemm;
     case WeightFormat::kDense: break;
   }
-  return KernelFamily::kSm90Bf16GroupedGemm;
+  // Every batch size on the small-M path until the tensor-core grouped GEMM exists.
+  return KernelFamily::kSmallMSplitK;
 }
 
-bool kernel_family_available(KernelFamily) {
-  // No kernel family is compiled yet: each arrives with its own issue (bf16 #3, int4 #4, fp8 #5).
-  return false;
+bool kernel_family_available(KernelFamily family) {
+#ifdef FUSEDMOE_WITH_CUDA
+  return family == KernelFamily::kSmallMSplitK;
+#else
+  (void)family;
+  return false;  // a CPU-only build has no kernels
+#endif
+}
+
+SmallMGemmConfig choose_split_k(int64_t units, int64_t max_active, int64_t k, int32_t sm_count) {
+  constexpr int kWarps = 8;
+  SmallMGemmConfig c;
+  for (int split = 1; split <= kWarps; split *= 2) {
+    if (split > 1 && k < 256 * split) break;  // each warp keeps >= one 16-byte load per lane
+    const int64_t row_groups = kWarps / split;
+    c.split_k = split;
+    c.ctas = (units + row_groups - 1) / row_groups * max_active;
+    if (c.ctas >= 2 * static_cast<int64_t>(sm_count)) break;
+  }
+  return c;
 }
 
 const WorkspaceBuffer* WorkspaceLayout::find(const char* name) const {
@@ -101,6 +120,7 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, int32_t block_m
   }
   FUSEDMOE_RETURN_IF_ERROR(b.add("expert_counts", e, 4, "E = " + str(e)));
   FUSEDMOE_RETURN_IF_ERROR(b.add("expert_offsets", e + 1, 8, "E + 1 = " + str(e + 1)));
+  FUSEDMOE_RETURN_IF_ERROR(b.add("active_experts", e + 1, 4, "E + 1 = " + str(e + 1)));
   FUSEDMOE_RETURN_IF_ERROR(b.add("sorted_pairs", sorted_rows, 4, "padded rows = " + str(sorted_rows)));
   FUSEDMOE_RETURN_IF_ERROR(b.add("tile_expert", tiles, 4, "tiles = " + str(tiles)));
   int64_t count = 0;

@@ -15,6 +15,9 @@
 #include "fusedmoe_ref/synthetic.h"
 #include "fusedmoe_ref/tolerance.h"
 #include "shapes.h"
+#ifdef FUSEDMOE_WITH_CUDA
+#include "bench.h"
+#endif
 
 namespace fm = fusedmoe;
 namespace ft = fusedmoe::tools;
@@ -32,6 +35,7 @@ const char* kUsage =
     "  info                      build, CUTLASS version, GPUs, supported paths\n"
     "  shapes                    the shapes of the shapes file\n"
     "  check                     run one layer and compare it with the CPU reference\n"
+    "  bench                     time the layer on the GPU per shape and batch size (CUDA builds)\n"
     "\n"
     "check options:\n"
     "  --shape NAME              a bench shape of the shapes file (e.g. deepseek_v3_tp8)\n"
@@ -44,7 +48,14 @@ const char* kUsage =
     "                            explicit shape); also uniform, skewed, one_expert\n"
     "  --activation NAME         silu (default), gelu, gelu_tanh\n"
     "  --seed N                  random seed (default 1)\n"
-    "  --shapes-file PATH        default: $FUSEDMOE_SHAPES or the repository's shapes/models.json\n";
+    "  --shapes-file PATH        default: $FUSEDMOE_SHAPES or the repository's shapes/models.json\n"
+    "\n"
+    "bench options:\n"
+    "  --shape A,B               bench shapes (default: all)\n"
+    "  --m 1,2,4                 batch sizes (default: the shapes file's, up to 4096)\n"
+    "  --precision NAME          as for check (default bf16)\n"
+    "  --csv PATH                also write the rows as CSV\n"
+    "  --seconds S               time per point (default 0.3)\n";
 
 struct Args {
   std::string command;
@@ -282,6 +293,65 @@ int cmd_check(const Args& args) {
   return kExitOk;
 }
 
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : s + ",") {
+    if (c == ',') {
+      if (!cur.empty()) parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  return parts;
+}
+
+int cmd_bench(const Args& args) {
+#ifndef FUSEDMOE_WITH_CUDA
+  (void)args;
+  return usage_error("bench needs a CUDA build (this one is CPU-only)");
+#else
+  static const char* kKnown[] = {"shape", "m", "precision", "csv", "seconds", "shapes-file"};
+  for (const auto& kv : args.options) {
+    bool known = false;
+    for (const char* k : kKnown) known = known || kv.first == k;
+    if (!known) return usage_error("bench: unknown option --" + kv.first);
+  }
+  ft::ShapesFile file;
+  const fm::Status st = ft::load_shapes(shapes_path(args), &file);
+  if (!st.ok()) return status_error(st);
+  ft::BenchOptions opt;
+  if (args.options.count("shape")) {
+    for (const std::string& name : split_commas(args.options.at("shape"))) {
+      const ft::ShapeSpec* spec = file.find(name);
+      if (spec == nullptr) return usage_error("--shape: expected bench shapes of the shapes file, got '" + name + "'");
+      opt.shapes.push_back(*spec);
+    }
+  } else {
+    opt.shapes = file.shapes;
+  }
+  if (args.options.count("m")) {
+    for (const std::string& v : split_commas(args.options.at("m"))) {
+      char* end = nullptr;
+      const long long m = std::strtoll(v.c_str(), &end, 10);
+      if (*end != '\0' || m < 1 || m > (1 << 20)) return usage_error("--m: expected positive integers, got '" + v + "'");
+      opt.batch_sizes.push_back(m);
+    }
+  } else {
+    for (int64_t m : file.batch_sizes) {
+      if (m <= 4096) opt.batch_sizes.push_back(m);
+    }
+  }
+  if (args.options.count("precision")) opt.precision = args.options.at("precision");
+  if (args.options.count("csv")) opt.csv_path = args.options.at("csv");
+  if (args.options.count("seconds")) opt.seconds_per_point = std::atof(args.options.at("seconds").c_str());
+  if (!(opt.seconds_per_point > 0.0)) return usage_error("--seconds: expected a positive number");
+  opt.peers_file = FUSEDMOE_PEERS_FILE;
+  return ft::bench_main(opt);
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -291,6 +361,7 @@ int main(int argc, char** argv) {
   if (args.command == "info") return args.options.empty() ? cmd_info() : usage_error("info takes no options");
   if (args.command == "shapes") return cmd_shapes(args);
   if (args.command == "check") return cmd_check(args);
+  if (args.command == "bench") return cmd_bench(args);
   if (args.command == "help" || args.command == "--help" || args.command == "-h") {
     std::printf("%s", kUsage);
     return kExitOk;

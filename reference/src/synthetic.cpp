@@ -199,9 +199,13 @@ Status make_random_inputs(const ProblemShape& shape, DType act_dtype, RoutingMod
   *out = LayerData();
   out->inputs.shape = shape;
   out->inputs.act_dtype = act_dtype;
-  Rng rng(mix_seed(seed, 0x5eed));
   out->x.resize(static_cast<size_t>(m * shape.hidden));
-  for (int64_t i = 0; i < m * shape.hidden; ++i) store_from_double(out->x.data(), act_dtype, i, rng.normal());
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < m; ++t) {  // a stream per token: large M is made in parallel
+    Rng row_rng(mix_seed(seed, 0x5eed, static_cast<uint64_t>(t)));
+    for (int64_t c = 0; c < shape.hidden; ++c) store_from_double(out->x.data(), act_dtype, t * shape.hidden + c, row_rng.normal());
+  }
+  Rng rng(mix_seed(seed, 0x5eed));
   out->correction_bias.resize(static_cast<size_t>(global));
   for (float& b : out->correction_bias) b = static_cast<float>(0.1 * rng.normal());
   if (mode == RoutingMode::kRouter) {

@@ -171,16 +171,19 @@ TEST(ApiValidation, DescribeWeightTensors) {
 }
 
 TEST(ApiValidation, ValidCallsWithoutKernelAreNotImplemented) {
+  // FP8 block weights: no kernel in any build yet.
   Fixture f;
   PreparedWeights pw;
   pw.shape = shape();
+  pw.quant.format = WeightFormat::kFP8Block;
+  pw.quant.act_quant = ActQuant::kPerGroup;
   MoeArguments args;
   args.inputs = f.inputs();
   args.weights = &pw;
   args.out = f.x.data();
   Status st = can_implement(args);
   EXPECT_EQ(st.code(), StatusCode::kNotImplemented);
-  EXPECT_NE(st.message().find("sm90_bf16_grouped_gemm"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("sm90_fp8_grouped_gemm_blockscale"), std::string::npos) << st.message();
   size_t bytes = 0;
   EXPECT_EQ(workspace_size(args, &bytes).code(), StatusCode::kNotImplemented);
   EXPECT_EQ(run(args, nullptr, 0, nullptr).code(), StatusCode::kNotImplemented);
@@ -196,11 +199,50 @@ TEST(ApiValidation, ValidCallsWithoutKernelAreNotImplemented) {
   MoeWeights ckpt;
   expect_invalid(prepare_weights(shape(), DType::kBF16, ckpt, f.x.data(), 1, nullptr, &pw),
                  "weights.w13.weight: expected a pointer to bf16 data for format dense, got nullptr");
-  ckpt.w13.weight = f.x.data();
-  ckpt.w2.weight = f.x.data();
+  ckpt.quant = pw.quant;
+  std::vector<uint8_t> dummy(1 << 20);
+  ckpt.w13.weight = ckpt.w2.weight = ckpt.w13.scales = ckpt.w2.scales = dummy.data();
   EXPECT_EQ(prepare_weights(shape(), DType::kBF16, ckpt, f.x.data(), 1, nullptr, &pw).code(),
             StatusCode::kNotImplemented);
   EXPECT_EQ(prepared_weights_size(shape(), DType::kBF16, ckpt, &bytes).code(), StatusCode::kNotImplemented);
+}
+
+TEST(ApiValidation, DenseWeightsFollowTheBuild) {
+  // bf16 runs on the small-M path in CUDA builds and nowhere in a CPU-only build.
+  Fixture f;
+  MoeWeights ckpt;
+  ckpt.w13.weight = ckpt.w2.weight = f.x.data();
+  PreparedWeights pw;
+  const Status prep = prepare_weights(shape(), DType::kBF16, ckpt, nullptr, 0, nullptr, &pw);
+  MoeArguments args;
+  args.inputs = f.inputs();
+  args.weights = &pw;
+  args.out = f.x.data();
+  size_t bytes = 0;
+  if (!build_info().cuda) {
+    EXPECT_EQ(prep.code(), StatusCode::kNotImplemented);
+    return;
+  }
+  ASSERT_TRUE(prep.ok()) << prep.message();
+  EXPECT_EQ(pw.w13.weight, ckpt.w13.weight);  // the checkpoint layout is the kernel layout
+  ASSERT_TRUE(can_implement(args).ok()) << can_implement(args).message();
+  ASSERT_TRUE(workspace_size(args, &bytes).ok());
+  EXPECT_GT(bytes, 0u);
+  EXPECT_EQ(run(args, nullptr, bytes - 1, nullptr).code(), StatusCode::kWorkspaceTooSmall);
+  args.inputs.x = reinterpret_cast<const char*>(f.x.data()) + 2;
+  const Status st = can_implement(args);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message().rfind("x: expected a 16-byte aligned device pointer", 0), 0u) << st.message();
+  args.inputs.x = f.x.data();
+  args.inputs.shape.inter = 100;
+  pw.shape.inter = 100;
+  EXPECT_EQ(can_implement(args).code(), StatusCode::kNotImplemented) << can_implement(args).message();
+  args.inputs.shape.inter = 128;
+  pw.shape.inter = 128;
+  args.inputs.router_logits = f.weights.data();
+  args.inputs.topk_ids = nullptr;
+  args.inputs.topk_weights = nullptr;
+  EXPECT_EQ(can_implement(args).code(), StatusCode::kNotImplemented) << can_implement(args).message();
 }
 
 TEST(ApiValidation, Precisions) {

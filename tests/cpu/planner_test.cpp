@@ -70,11 +70,29 @@ TEST(Planner, BadBlockAndOverflowAreNamed) {
 
 TEST(Planner, KernelFamilies) {
   QuantParams q;
-  EXPECT_STREQ(kernel_family_name(kernel_family_for(q)), "sm90_bf16_grouped_gemm");
+  EXPECT_STREQ(kernel_family_name(kernel_family_for(q)), "small_m_splitk");
   q.format = WeightFormat::kFP8Block;
   EXPECT_STREQ(kernel_family_name(kernel_family_for(q)), "sm90_fp8_grouped_gemm_blockscale");
   q.format = WeightFormat::kAWQ;
   EXPECT_STREQ(kernel_family_name(kernel_family_for(q)), "wna16_grouped_gemm");
+}
+
+TEST(Planner, SplitKFillsTheGridOnlyWhenNeeded) {
+  // DeepSeek-V3 TP8 at M = 1: 8 experts x 256 gate/up columns: 128 units, K = 7168.
+  SmallMGemmConfig c = choose_split_k(128, 8, 7168, 132);
+  // 128 CTAs at split 1, 256 at split 2 (< 2 x 132), 512 at split 4.
+  EXPECT_EQ(c.split_k, 4);
+  EXPECT_EQ(c.ctas, 512);
+  // Llama-4 Scout TP8 at M = 1: one expert, I = 1024 -> 512 units, K = 5120: split 8 (512 CTAs).
+  c = choose_split_k(512, 1, 5120, 132);
+  EXPECT_EQ(c.split_k, 8);
+  EXPECT_EQ(c.ctas, 512);
+  // Enough CTAs already: no split.
+  c = choose_split_k(1792, 8, 256, 132);
+  EXPECT_EQ(c.split_k, 1);
+  // Short K caps the split: K = 512 allows at most split 2.
+  c = choose_split_k(16, 1, 512, 132);
+  EXPECT_EQ(c.split_k, 2);
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+// Host-side launchers of the kernels in src/kernels/. Plain pointers and sizes only: device
+// code does not see the public API, and the dispatcher (src/dense_layer.cpp) translates.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace fusedmoe::kernels {
+
+enum class ElemType { kBF16, kFP16 };
+enum class GatedAct { kSilu, kGelu, kGeluTanh };
+
+/// smxx_align_tokens: groups the m * topk (token, slot) pairs by local expert.
+struct AlignParams {
+  const int32_t* topk_ids = nullptr;    // [pairs]
+  const int32_t* expert_map = nullptr;  // [global_experts] or nullptr
+  int64_t pairs = 0;                    // m * topk (< 2^31)
+  int32_t global_experts = 0;
+  int32_t num_experts = 0;              // local experts, <= 1024
+  int32_t* expert_counts = nullptr;     // [E] out
+  int64_t* expert_offsets = nullptr;    // [E + 1] out, unpadded prefix sums
+  int32_t* sorted_pairs = nullptr;      // [pairs] out: pair indices grouped by expert
+  int32_t* active_experts = nullptr;    // [E + 1] out: experts with pairs, ascending; [E] = their count
+};
+cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream);
+
+/// small_m_splitk: one grouped GEMV-style pass over the experts' weight rows, every hit
+/// expert's rows streamed once per 8 of its tokens. Gate-up mode computes
+/// act(x.w_gate) * (x.w_up) for row pairs (j, I + j); down mode computes y = a.w2 * weight.
+struct GroupedGemvParams {
+  ElemType elem = ElemType::kBF16;
+  bool gate_up = true;
+  GatedAct act = GatedAct::kSilu;
+  const void* x = nullptr;  // gate-up: x[m, K] read by token; down: a[pairs, K] read by sorted position
+  const void* w = nullptr;  // gate-up: w13[E, 2 * n_out, K]; down: w2[E, n_out, K]
+  void* out = nullptr;      // gate-up: a[pairs, n_out] by sorted position; down: y[pairs, n_out] by pair index
+  int64_t n_out = 0;        // gate-up: I; down: H
+  int64_t k = 0;            // gate-up: H; down: I (a multiple of 8)
+  int32_t topk = 1;
+  int32_t num_experts = 0;  // local E: active_experts[E] holds the live count
+  int32_t max_active = 0;   // host-known bound on experts with pairs: min(E, pairs)
+  const float* topk_weights = nullptr;  // [pairs]
+  bool weight_on_input = false;         // multiply the routed weight in gate-up instead of down
+  const int32_t* expert_counts = nullptr;
+  const int64_t* expert_offsets = nullptr;
+  const int32_t* sorted_pairs = nullptr;
+  const int32_t* active_experts = nullptr;
+  int32_t split_k = 1;      // warps of a CTA that share a row group's K range: 1, 2, 4 or 8
+};
+cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, cudaStream_t stream);
+
+/// combine: out[t] = sum over the token's local slots of y[t * topk + s], in slot order.
+struct CombineParams {
+  ElemType elem = ElemType::kBF16;
+  const void* y = nullptr;  // [pairs, hidden]
+  void* out = nullptr;      // [m, hidden]
+  int64_t m = 0;
+  int64_t hidden = 0;       // a multiple of 8
+  int32_t topk = 1;
+  const int32_t* topk_ids = nullptr;
+  const int32_t* expert_map = nullptr;
+  int32_t global_experts = 0;
+};
+cudaError_t launch_combine(const CombineParams& p, cudaStream_t stream);
+
+}  // namespace fusedmoe::kernels

@@ -1,0 +1,155 @@
+#include "small_m_layer.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+
+#include "check.h"
+#include "kernels/launch.h"
+#include "planner.h"
+#include "validate.h"
+
+namespace fusedmoe {
+
+using detail::invalid_argument;
+using detail::not_implemented;
+using detail::str;
+
+namespace {
+
+Status cuda_error(cudaError_t err, const std::string& what) {
+  return Status(StatusCode::kCudaError, what + ": " + cudaGetErrorString(err));
+}
+
+// SM count of the current device (the grid heuristic's only device input).
+Status current_sm_count(int32_t* out) {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return cuda_error(err, "cudaGetDevice");
+  int sms = 0;
+  err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err != cudaSuccess) return cuda_error(err, "cudaDeviceGetAttribute(multiProcessorCount)");
+  *out = sms;
+  return Status();
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+kernels::GatedAct gated_act(Activation a) {
+  switch (a) {
+    case Activation::kGeluAndMul: return kernels::GatedAct::kGelu;
+    case Activation::kGeluTanhAndMul: return kernels::GatedAct::kGeluTanh;
+    case Activation::kSiluAndMul: break;
+  }
+  return kernels::GatedAct::kSilu;
+}
+
+template <typename T>
+T* at(void* base, const WorkspaceLayout& ws, const char* name) {
+  return reinterpret_cast<T*>(static_cast<char*>(base) + ws.find(name)->offset);
+}
+
+}  // namespace
+
+Status small_m_can_implement(const MoeArguments& args) {
+  const MoeInputs& in = args.inputs;
+  const PreparedWeights& w = *args.weights;
+  if (in.router_logits != nullptr) {
+    return not_implemented("routing from router_logits on the GPU is not compiled yet: pass topk_ids and "
+                           "topk_weights (e.g. from fusedmoe::ref::route or the framework's router)");
+  }
+  if (in.shape.hidden % 8 != 0 || in.shape.inter % 8 != 0) {
+    return not_implemented("small_m_splitk reads 16-byte vectors: hidden and inter must be multiples of 8, got " +
+                           str(in.shape.hidden) + " and " + str(in.shape.inter));
+  }
+  const std::pair<const char*, const void*> pointers[] = {
+      {"x", in.x}, {"out", args.out}, {"weights.w13.weight", w.w13.weight}, {"weights.w2.weight", w.w2.weight}};
+  for (const auto& [name, ptr] : pointers) {
+    if (in.shape.m > 0 && !aligned16(ptr)) {
+      return invalid_argument(name, "a 16-byte aligned device pointer", "address " + str(ptr));
+    }
+  }
+  return Status();
+}
+
+Status small_m_run(const MoeArguments& args, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  const MoeInputs& in = args.inputs;
+  const ProblemShape& s = in.shape;
+  WorkspaceLayout ws;
+  FUSEDMOE_RETURN_IF_ERROR(plan_workspace(in, args.weights->quant, 1, &ws));
+  if (workspace_bytes < ws.total_bytes) {
+    return Status(StatusCode::kWorkspaceTooSmall, "workspace_bytes: expected >= " + str(ws.total_bytes) +
+                                                      " (workspace_size()), got " + str(workspace_bytes));
+  }
+  if (s.m == 0) return Status();
+  if (workspace == nullptr) return invalid_argument("workspace", "device memory of workspace_size() bytes", "nullptr");
+  int32_t sms = 0;
+  FUSEDMOE_RETURN_IF_ERROR(current_sm_count(&sms));
+
+  const int64_t pairs = s.m * s.topk;
+  const int32_t max_active = static_cast<int32_t>(std::min<int64_t>(s.num_experts, pairs));
+  const kernels::ElemType elem = in.act_dtype == DType::kBF16 ? kernels::ElemType::kBF16 : kernels::ElemType::kFP16;
+
+  kernels::AlignParams al;
+  al.topk_ids = in.topk_ids;
+  al.expert_map = in.expert_map;
+  al.pairs = pairs;
+  al.global_experts = global_experts(s);
+  al.num_experts = s.num_experts;
+  al.expert_counts = at<int32_t>(workspace, ws, "expert_counts");
+  al.expert_offsets = at<int64_t>(workspace, ws, "expert_offsets");
+  al.sorted_pairs = at<int32_t>(workspace, ws, "sorted_pairs");
+  al.active_experts = at<int32_t>(workspace, ws, "active_experts");
+  cudaError_t err = kernels::launch_align_tokens(al, stream);
+  if (err != cudaSuccess) return cuda_error(err, "smxx_align_tokens launch");
+
+  kernels::GroupedGemvParams g;
+  g.elem = elem;
+  g.act = gated_act(in.activation);
+  g.topk = s.topk;
+  g.num_experts = s.num_experts;
+  g.max_active = max_active;
+  g.topk_weights = in.topk_weights;
+  g.weight_on_input = in.apply_router_weight_on_input;
+  g.expert_counts = al.expert_counts;
+  g.expert_offsets = al.expert_offsets;
+  g.sorted_pairs = al.sorted_pairs;
+  g.active_experts = al.active_experts;
+
+  g.gate_up = true;
+  g.x = in.x;
+  g.w = args.weights->w13.weight;
+  g.out = at<void>(workspace, ws, "intermediate");
+  g.n_out = s.inter;
+  g.k = s.hidden;
+  g.split_k = choose_split_k((s.inter + 1) / 2, max_active, s.hidden, sms).split_k;
+  err = kernels::launch_grouped_gemv(g, stream);
+  if (err != cudaSuccess) return cuda_error(err, "small_m_splitk gate-up launch");
+
+  g.gate_up = false;
+  g.x = g.out;
+  g.w = args.weights->w2.weight;
+  g.out = at<void>(workspace, ws, "expert_out");
+  g.n_out = s.hidden;
+  g.k = s.inter;
+  g.split_k = choose_split_k((s.hidden + 3) / 4, max_active, s.inter, sms).split_k;
+  err = kernels::launch_grouped_gemv(g, stream);
+  if (err != cudaSuccess) return cuda_error(err, "small_m_splitk down launch");
+
+  kernels::CombineParams c;
+  c.elem = elem;
+  c.y = g.out;
+  c.out = args.out;
+  c.m = s.m;
+  c.hidden = s.hidden;
+  c.topk = s.topk;
+  c.topk_ids = in.topk_ids;
+  c.expert_map = in.expert_map;
+  c.global_experts = global_experts(s);
+  err = kernels::launch_combine(c, stream);
+  if (err != cudaSuccess) return cuda_error(err, "combine launch");
+  return Status();
+}
+
+}  // namespace fusedmoe

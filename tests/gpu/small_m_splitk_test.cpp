@@ -1,0 +1,330 @@
+// The dense bf16/fp16 layer on the GPU (small_m_splitk path) against the CPU reference:
+// the bench shapes at several M, edge shapes, fp16, expert parallelism, weight-on-input,
+// gelu, determinism, CUDA-graph replay with new routing, and 64-bit indexing.
+// Outputs and workspace are poisoned (0xFF bytes: NaN in bf16/fp16) before each run.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "fusedmoe/build_info.h"
+#include "fusedmoe/moe.h"
+#include "fusedmoe_ref/numeric.h"
+#include "fusedmoe_ref/reference.h"
+#include "fusedmoe_ref/synthetic.h"
+#include "fusedmoe_ref/tolerance.h"
+#include "shapes.h"
+
+namespace fusedmoe {
+namespace {
+
+#define CUDA_OK(expr)                                                         \
+  do {                                                                        \
+    const cudaError_t _e = (expr);                                            \
+    ASSERT_EQ(_e, cudaSuccess) << #expr << ": " << cudaGetErrorString(_e);   \
+  } while (0)
+
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t n) : bytes(n) {
+    if (n > 0 && cudaMalloc(&ptr, n) != cudaSuccess) ptr = nullptr;
+  }
+  DeviceBuffer(const void* host, size_t n) : DeviceBuffer(n) {
+    if (ptr && host) cudaMemcpy(ptr, host, n, cudaMemcpyHostToDevice);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { cudaFree(ptr); }
+};
+
+bool have_hopper() {
+  if (device_count() == 0) return false;
+  DeviceInfo d;
+  return device_info(0, &d).ok() && d.cc_major == 9 && d.kernels_run;
+}
+
+#define REQUIRE_GPU() \
+  if (!have_hopper()) GTEST_SKIP() << "needs an sm_90 GPU (none found, or this build's kernels do not load)"
+
+// A layer case: shape, dtype, routing and variants.
+struct GpuCase {
+  std::string shape_name;  // bench shape, or "custom"
+  ProblemShape shape;
+  DType act = DType::kBF16;
+  std::string routing;     // model routing name, or uniform / skewed / one_expert
+  bool ep_half = false;    // expert map: this GPU holds the odd global experts
+  Activation activation = Activation::kSiluAndMul;
+  bool weight_on_input = false;
+  int64_t sample_rows = 0;  // compare only this many rows (0: all)
+};
+
+std::string describe(const GpuCase& c) {
+  return c.shape_name + " m=" + std::to_string(c.shape.m) + " E=" + std::to_string(c.shape.num_experts) +
+         " H=" + std::to_string(c.shape.hidden) + " I=" + std::to_string(c.shape.inter) +
+         " topk=" + std::to_string(c.shape.topk) + " " + to_string(c.act) + " routing=" + c.routing +
+         (c.ep_half ? " ep_half" : "") + " " + to_string(c.activation) + (c.weight_on_input ? " on_input" : "");
+}
+
+// Host checkpoints are the slow part; cases of one shape share one.
+const ref::Checkpoint& checkpoint_for(const ProblemShape& s, DType act) {
+  static std::map<std::string, std::unique_ptr<ref::Checkpoint>> cache;
+  const std::string key = std::to_string(s.num_experts) + "/" + std::to_string(s.hidden) + "/" +
+                          std::to_string(s.inter) + "/" + to_string(act);
+  auto& slot = cache[key];
+  if (!slot) {
+    if (cache.size() > 3) {  // keep host memory bounded
+      cache.clear();
+      return checkpoint_for(s, act);
+    }
+    slot = std::make_unique<ref::Checkpoint>();
+    const Status st = ref::make_random_checkpoint(s, act, QuantParams(), 0xC0FFEE, slot.get());
+    EXPECT_TRUE(st.ok()) << st.message();
+  }
+  return *slot;
+}
+
+// Everything a run needs on the device.
+struct DeviceLayer {
+  std::unique_ptr<DeviceBuffer> w13, w2, x, ids, weights, map, out, ws;
+  MoeArguments args;
+  PreparedWeights prepared;
+};
+
+void upload(const GpuCase& c, const ref::Checkpoint& ck, const ref::LayerData& d, DeviceLayer* L) {
+  const ProblemShape& s = c.shape;
+  L->w13 = std::make_unique<DeviceBuffer>(ck.data[0].data(), ck.data[0].size());
+  L->w2 = std::make_unique<DeviceBuffer>(ck.data[1].data(), ck.data[1].size());
+  L->x = std::make_unique<DeviceBuffer>(d.x.data(), d.x.size() * 2);
+  L->ids = std::make_unique<DeviceBuffer>(d.topk_ids.data(), d.topk_ids.size() * 4);
+  L->weights = std::make_unique<DeviceBuffer>(d.topk_weights.data(), d.topk_weights.size() * 4);
+  L->map = std::make_unique<DeviceBuffer>(d.expert_map.data(), d.expert_map.size() * 4);
+  L->out = std::make_unique<DeviceBuffer>(static_cast<size_t>(s.m * s.hidden * 2));
+  MoeWeights w;
+  w.w13.weight = L->w13->ptr;
+  w.w2.weight = L->w2->ptr;
+  ASSERT_TRUE(prepare_weights(s, c.act, w, nullptr, 0, nullptr, &L->prepared).ok());
+  L->args.inputs = d.inputs;
+  L->args.inputs.x = L->x->ptr;
+  L->args.inputs.topk_ids = static_cast<const int32_t*>(L->ids->ptr);
+  L->args.inputs.topk_weights = static_cast<const float*>(L->weights->ptr);
+  L->args.inputs.expert_map = d.expert_map.empty() ? nullptr : static_cast<const int32_t*>(L->map->ptr);
+  L->args.weights = &L->prepared;
+  L->args.out = L->out->ptr;
+  size_t bytes = 0;
+  const Status st = workspace_size(L->args, &bytes);
+  ASSERT_TRUE(st.ok()) << st.message();
+  L->ws = std::make_unique<DeviceBuffer>(bytes);
+}
+
+std::vector<double> download(const DeviceLayer& L, const ProblemShape& s, DType act) {
+  std::vector<uint16_t> raw(static_cast<size_t>(s.m * s.hidden));
+  cudaMemcpy(raw.data(), L.out->ptr, raw.size() * 2, cudaMemcpyDeviceToHost);
+  std::vector<double> v(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) v[i] = ref::load_as_double(raw.data(), act, static_cast<int64_t>(i));
+  return v;
+}
+
+void poison(const DeviceLayer& L) {
+  cudaMemset(L.out->ptr, 0xff, L.out->bytes);
+  cudaMemset(L.ws->ptr, 0xff, L.ws->bytes);
+}
+
+// Builds inputs: model routing goes through the reference router on the host (the GPU path
+// takes topk ids), synthetic routings place tokens directly.
+void make_inputs(const GpuCase& c, uint64_t seed, ref::LayerData* d) {
+  tools::RoutingSetup routing;
+  ASSERT_TRUE(tools::routing_from_name(c.routing, 8, 4, 2.5f, &routing).ok()) << c.routing;
+  ProblemShape s = c.shape;
+  if (c.ep_half) s.global_num_experts = 2 * s.num_experts;
+  const ref::RoutingMode mode = !routing.from_logits ? (c.routing == "skewed"       ? ref::RoutingMode::kSkewed
+                                                        : c.routing == "one_expert" ? ref::RoutingMode::kOneExpert
+                                                                                    : ref::RoutingMode::kUniform)
+                                                     : ref::RoutingMode::kRouter;
+  ASSERT_TRUE(ref::make_random_inputs(s, c.act, mode, seed, d).ok());
+  d->inputs.activation = c.activation;
+  d->inputs.apply_router_weight_on_input = c.weight_on_input || routing.weight_on_input;
+  if (routing.from_logits) {
+    RoutingConfig cfg = routing.config;
+    cfg.correction_bias = routing.use_correction_bias ? d->correction_bias.data() : nullptr;
+    ref::Routing r;
+    const Status st = ref::route(s, cfg, DType::kFP32, d->router_logits.data(), &r);
+    ASSERT_TRUE(st.ok()) << st.message();
+    d->topk_ids = r.ids;
+    d->topk_weights = r.weights;
+    d->inputs.router_logits = nullptr;
+    d->inputs.topk_ids = d->topk_ids.data();
+    d->inputs.topk_weights = d->topk_weights.data();
+  }
+  if (c.ep_half) {
+    d->expert_map.resize(static_cast<size_t>(2 * s.num_experts));
+    for (int32_t g = 0; g < 2 * s.num_experts; ++g) d->expert_map[g] = g % 2 ? g / 2 : -1;
+  }
+  ref::bind(d);
+}
+
+void run_case(const GpuCase& c) {
+  SCOPED_TRACE(describe(c));
+  const ProblemShape& s = c.shape;
+  ref::LayerData d;
+  make_inputs(c, std::hash<std::string>()(describe(c)), &d);
+  if (::testing::Test::HasFatalFailure()) return;
+  const ref::Checkpoint& ck = checkpoint_for(s, c.act);
+  DeviceLayer L;
+  upload(c, ck, d, &L);
+  if (::testing::Test::HasFatalFailure()) return;
+  poison(L);
+  Status st = run(L.args, L.ws->ptr, L.ws->bytes, nullptr);
+  ASSERT_TRUE(st.ok()) << st.message();
+  CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<double> got = download(L, s, c.act);
+
+  ref::LayerOptions opt;
+  std::vector<int64_t> rows;
+  if (c.sample_rows > 0 && c.sample_rows < s.m) {
+    for (int64_t r = 0; r < c.sample_rows; ++r) rows.push_back(r * (s.m - 1) / (c.sample_rows - 1));
+    opt.tokens = rows;
+  } else {
+    for (int64_t r = 0; r < s.m; ++r) rows.push_back(r);
+  }
+  std::vector<double> want;
+  MoeWeights w = ck.weights;
+  st = ref::run_layer(d.inputs, w, opt, &want);
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::vector<double> got_rows;
+  for (int64_t r : rows) got_rows.insert(got_rows.end(), got.begin() + r * s.hidden, got.begin() + (r + 1) * s.hidden);
+  const ref::Comparison cmp = ref::compare(want, got_rows, ref::tolerance_for(c.act, QuantParams()));
+  EXPECT_TRUE(cmp.pass) << cmp.describe();
+
+  // Deterministic: a second run gives the same bits.
+  poison(L);
+  ASSERT_TRUE(run(L.args, L.ws->ptr, L.ws->bytes, nullptr).ok());
+  CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<double> again = download(L, s, c.act);
+  EXPECT_EQ(std::memcmp(got.data(), again.data(), got.size() * sizeof(double)), 0) << "run-to-run difference";
+}
+
+const tools::ShapesFile& shapes() {
+  static tools::ShapesFile file;
+  static bool loaded = false;
+  if (!loaded) {
+    EXPECT_TRUE(tools::load_shapes(FUSEDMOE_SHAPES_FILE, &file).ok());
+    loaded = true;
+  }
+  return file;
+}
+
+GpuCase bench_case(const std::string& name, int64_t m, int64_t sample = 0) {
+  const tools::ShapeSpec* spec = shapes().find(name);
+  GpuCase c;
+  c.shape_name = name;
+  c.shape = spec->shape;
+  c.shape.m = m;
+  c.routing = spec->routing.name;
+  c.sample_rows = sample;
+  return c;
+}
+
+GpuCase custom(int64_t m, int32_t e, int64_t h, int64_t i, int32_t k, const char* routing) {
+  GpuCase c;
+  c.shape_name = "custom";
+  c.shape.m = m;
+  c.shape.num_experts = e;
+  c.shape.hidden = h;
+  c.shape.inter = i;
+  c.shape.topk = k;
+  c.routing = routing;
+  return c;
+}
+
+TEST(SmallMSplitK, BenchShapesBf16) {
+  REQUIRE_GPU();
+  for (const char* name : {"mixtral_8x7b_tp1", "qwen2_57b_a14b_tp4", "qwen3_30b_a3b_tp1", "deepseek_v3_tp8",
+                           "llama4_scout_tp8"}) {
+    for (int64_t m : {1, 2, 3, 7, 16, 64}) run_case(bench_case(name, m));
+    run_case(bench_case(name, 255, 24));
+  }
+  run_case(bench_case("qwen3_30b_a3b_tp1", 1024, 16));
+  run_case(bench_case("deepseek_v3_tp8", 4096, 16));
+}
+
+TEST(SmallMSplitK, EdgeShapes) {
+  REQUIRE_GPU();
+  run_case(custom(0, 8, 256, 128, 2, "uniform"));                     // empty batch
+  run_case(custom(5, 64, 256, 128, 2, "uniform"));                    // most experts empty
+  run_case(custom(33, 16, 512, 256, 4, "one_expert"));                // every token on expert 0
+  run_case(custom(97, 16, 512, 256, 4, "skewed"));                    // +-30% skew
+  run_case(custom(19, 60, 2880, 1408, 4, "softmax_topk_renormalize")); // dims not multiples of 128
+  run_case(custom(7, 384, 1024, 136, 8, "uniform"));                  // E = 384, I = 136
+  run_case(custom(3, 16, 8, 8, 3, "uniform"));                        // tiny rows: one vector
+  GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
+  ep.ep_half = true;  // half the experts on another GPU
+  run_case(ep);
+}
+
+TEST(SmallMSplitK, Fp16ActivationsAndWeightOnInput) {
+  REQUIRE_GPU();
+  GpuCase c = custom(13, 16, 1024, 512, 2, "softmax_topk");
+  c.act = DType::kFP16;
+  run_case(c);
+  c = bench_case("llama4_scout_tp8", 9);  // sigmoid top-1, weight applied on input
+  c.act = DType::kFP16;
+  run_case(c);
+  for (Activation a : {Activation::kGeluAndMul, Activation::kGeluTanhAndMul}) {
+    GpuCase g = custom(6, 8, 512, 256, 2, "uniform");
+    g.activation = a;
+    run_case(g);
+  }
+}
+
+TEST(SmallMSplitK, CudaGraphReplaysWithNewRouting) {
+  REQUIRE_GPU();
+  GpuCase c = bench_case("qwen3_30b_a3b_tp1", 16);
+  ref::LayerData d;
+  make_inputs(c, 1, &d);
+  const ref::Checkpoint& ck = checkpoint_for(c.shape, c.act);
+  DeviceLayer L;
+  upload(c, ck, d, &L);
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreate(&stream));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  const Status st = run(L.args, L.ws->ptr, L.ws->bytes, stream);
+  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  ASSERT_TRUE(st.ok()) << st.message();
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (uint64_t seed : {2, 3, 4}) {
+    ref::LayerData next;
+    make_inputs(c, seed, &next);
+    // Same x, new routing, written into the buffers the graph reads.
+    CUDA_OK(cudaMemcpy(L.ids->ptr, next.topk_ids.data(), next.topk_ids.size() * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(L.weights->ptr, next.topk_weights.data(), next.topk_weights.size() * 4, cudaMemcpyHostToDevice));
+    poison(L);
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    d.topk_ids = next.topk_ids;
+    d.topk_weights = next.topk_weights;
+    ref::bind(&d);
+    std::vector<double> want;
+    ASSERT_TRUE(ref::run_layer(d.inputs, ck.weights, ref::LayerOptions(), &want).ok());
+    const ref::Comparison cmp = ref::compare(want, download(L, c.shape, c.act), ref::kToleranceBF16);
+    EXPECT_TRUE(cmp.pass) << "replay with seed " << seed << ": " << cmp.describe();
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+TEST(SmallMSplitK, SixtyFourBitIndexing) {
+  REQUIRE_GPU();
+  // DeepSeek-V3 TP8 at M = 65536: m * topk * hidden = 3.76e9 elements of the per-slot output.
+  run_case(bench_case("deepseek_v3_tp8", 65536, 8));
+}
+
+}  // namespace
+}  // namespace fusedmoe

@@ -1,0 +1,267 @@
+// `fusedmoe bench`: the whole layer (align through combine) under a CUDA graph, per shape and
+// batch size; median of many timed replays with the L2 flushed before each (so the weights
+// come from HBM); the read-bandwidth and dense-matmul rooflines measured in the same run;
+// the peers' H200 times of bench/peers_h200.csv beside ours.
+#include "bench.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_kernels.h"
+#include "fusedmoe/build_info.h"
+#include "fusedmoe/moe.h"
+#include "fusedmoe_ref/numeric.h"
+#include "fusedmoe_ref/random.h"
+#include "fusedmoe_ref/reference.h"
+#include "fusedmoe_ref/synthetic.h"
+#include "shapes.h"
+
+namespace fusedmoe::tools {
+
+namespace {
+
+struct CudaFailure {
+  std::string what;
+};
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw CudaFailure{std::string(what) + ": " + cudaGetErrorString(err)};
+}
+
+struct Buffer {
+  void* ptr = nullptr;
+  explicit Buffer(size_t bytes) { check(cudaMalloc(&ptr, bytes == 0 ? 16 : bytes), "cudaMalloc"); }
+  Buffer(const void* host, size_t bytes) : Buffer(bytes) {
+    if (bytes) check(cudaMemcpy(ptr, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { cudaFree(ptr); }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// Times fn (enqueued on stream) `iters` times, flushing L2 before each; median microseconds.
+template <typename Fn>
+double time_us(Fn fn, int iters, cudaStream_t stream, void* flush, size_t flush_bytes) {
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "cudaEventCreate");
+  check(cudaEventCreate(&b), "cudaEventCreate");
+  std::vector<double> us;
+  for (int i = 0; i < iters; ++i) {
+    check(cudaMemsetAsync(flush, i & 0xff, flush_bytes, stream), "flush");
+    check(cudaEventRecord(a, stream), "cudaEventRecord");
+    fn();
+    check(cudaEventRecord(b, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    us.push_back(ms * 1000.0);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return median(us);
+}
+
+struct Rooflines {
+  double read_tbs = 0;     // streaming read, TB/s
+  double matmul_tfs = 0;   // dense bf16 GEMM, TFLOP/s
+};
+
+Rooflines measure_rooflines(cudaStream_t stream, void* flush, size_t flush_bytes, int sms) {
+  Rooflines r;
+  const size_t bytes = size_t{4} << 30;
+  Buffer src(bytes), sink(static_cast<size_t>(sms) * 8 * sizeof(float));
+  check(cudaMemset(src.ptr, 0x3c, bytes), "cudaMemset");
+  auto read = [&] { check(launch_read_bandwidth(src.ptr, bytes, static_cast<float*>(sink.ptr), sms * 8, stream), "read"); };
+  read();
+  r.read_tbs = bytes / time_us(read, 20, stream, flush, flush_bytes) / 1e6;
+
+  const int n = 8192;
+  std::vector<uint16_t> host(static_cast<size_t>(n) * n);
+  ref::Rng rng(17);
+  for (auto& v : host) v = ref::float_to_bf16(static_cast<float>(rng.uniform(-1.0, 1.0)));
+  Buffer a(host.data(), host.size() * 2), b(host.data(), host.size() * 2), c(host.size() * 2);
+  cublasHandle_t handle;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) throw CudaFailure{"cublasCreate failed"};
+  cublasSetStream(handle, stream);
+  const float alpha = 1.0f, beta = 0.0f;
+  auto gemm = [&] {
+    if (cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.ptr, CUDA_R_16BF, n, b.ptr, CUDA_R_16BF, n,
+                     &beta, c.ptr, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+      throw CudaFailure{"cublasGemmEx failed"};
+    }
+  };
+  gemm();
+  r.matmul_tfs = 2.0 * n * n * static_cast<double>(n) / time_us(gemm, 10, stream, flush, flush_bytes) / 1e6;
+  cublasDestroy(handle);
+  return r;
+}
+
+// (shape, m) -> vLLM bf16 microseconds, from bench/peers_h200.csv.
+std::map<std::pair<std::string, int64_t>, double> load_peers(const std::string& path) {
+  std::map<std::pair<std::string, int64_t>, double> peers;
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("shape,", 0) == 0) continue;
+    std::stringstream ss(line);
+    std::string shape, m, bf16;
+    std::getline(ss, shape, ',');
+    std::getline(ss, m, ',');
+    std::getline(ss, bf16, ',');
+    peers[{shape, std::stoll(m)}] = std::stod(bf16);
+  }
+  return peers;
+}
+
+}  // namespace
+
+int bench_main(const BenchOptions& opt) {
+  try {
+    if (device_count() == 0) {
+      std::fprintf(stderr, "fusedmoe bench: no CUDA device\n");
+      return 2;
+    }
+    Precision precision;
+    Status st = find_precision(opt.precision, &precision);
+    if (!st.ok()) {
+      std::fprintf(stderr, "fusedmoe bench: %s\n", st.message().c_str());
+      return 2;
+    }
+    DeviceInfo dev;
+    st = device_info(0, &dev);
+    if (!st.ok()) throw CudaFailure{st.message()};
+    cudaStream_t stream;
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    const size_t flush_bytes = static_cast<size_t>(std::max<int64_t>(dev.l2_bytes * 4, 256 << 20));
+    Buffer flush(flush_bytes);
+    const Rooflines roof = measure_rooflines(stream, flush.ptr, flush_bytes, dev.sm_count);
+    const BuildInfo b = build_info();
+    std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s\n", dev.name.c_str(), dev.sm_count,
+                b.git_revision.c_str(), b.cuda_version.c_str(), precision.name.c_str());
+    std::printf("rooflines (this run): read %.2f TB/s (4 GiB, 16-byte loads), dense bf16 matmul %.0f TFLOP/s "
+                "(cuBLAS 8192^3)\n",
+                roof.read_tbs, roof.matmul_tfs);
+    const auto peers = load_peers(opt.peers_file);
+    std::FILE* csv = opt.csv_path.empty() ? nullptr : std::fopen(opt.csv_path.c_str(), "w");
+    if (csv) {
+      std::fprintf(csv, "gpu,git,precision,shape,m,us,bytes,flops,tb_s,tflop_s,floor_us,pct_roofline,"
+                        "read_tbs,matmul_tfs,vllm_bf16_us,speedup_vs_vllm\n");
+    }
+    std::printf("%-20s %6s %10s %8s %8s %9s %7s %10s %8s\n", "shape", "m", "us", "TB/s", "TFLOP/s", "floor_us",
+                "%roof", "vllm_us", "speedup");
+    int failures = 0;
+    for (const ShapeSpec& spec : opt.shapes) {
+      ProblemShape shape = spec.shape;
+      ref::Checkpoint ck;
+      shape.m = 1;
+      st = ref::make_random_checkpoint(shape, precision.act_dtype, precision.quant, 7, &ck);
+      if (!st.ok()) throw CudaFailure{st.message()};
+      std::vector<std::unique_ptr<Buffer>> weights;
+      MoeWeights w;
+      for (size_t i = 0; i < ck.data.size(); ++i) weights.push_back(std::make_unique<Buffer>(ck.data[i].data(), ck.data[i].size()));
+      w.quant = precision.quant;
+      w.w13.weight = weights[0]->ptr;
+      w.w2.weight = weights[1]->ptr;
+      PreparedWeights prepared;
+      st = prepare_weights(shape, precision.act_dtype, w, nullptr, 0, stream, &prepared);
+      if (!st.ok()) {
+        std::printf("%-20s  skipped: %s\n", spec.name.c_str(), st.message().c_str());
+        continue;
+      }
+      const double expert_bytes = 3.0 * shape.hidden * shape.inter * dtype_size(precision.act_dtype);
+      for (int64_t m : opt.batch_sizes) {
+        shape.m = m;
+        ref::LayerData d;
+        st = ref::make_random_inputs(shape, precision.act_dtype, ref::RoutingMode::kRouter, 11 + m, &d);
+        if (!st.ok()) throw CudaFailure{st.message()};
+        RoutingConfig cfg = spec.routing.config;
+        cfg.correction_bias = spec.routing.use_correction_bias ? d.correction_bias.data() : nullptr;
+        ref::Routing routing;
+        st = ref::route(shape, cfg, DType::kFP32, d.router_logits.data(), &routing);
+        if (!st.ok()) throw CudaFailure{st.message()};
+        const std::set<int32_t> hit(routing.ids.begin(), routing.ids.end());
+        Buffer x(d.x.data(), d.x.size() * 2), ids(routing.ids.data(), routing.ids.size() * 4),
+            tw(routing.weights.data(), routing.weights.size() * 4), out(static_cast<size_t>(m * shape.hidden * 2));
+        MoeArguments args;
+        args.inputs = d.inputs;
+        args.inputs.router_logits = nullptr;
+        args.inputs.x = x.ptr;
+        args.inputs.topk_ids = static_cast<const int32_t*>(ids.ptr);
+        args.inputs.topk_weights = static_cast<const float*>(tw.ptr);
+        args.inputs.apply_router_weight_on_input = spec.routing.weight_on_input;
+        args.weights = &prepared;
+        args.out = out.ptr;
+        size_t ws_bytes = 0;
+        st = workspace_size(args, &ws_bytes);
+        if (!st.ok()) {
+          std::printf("%-20s %6lld  %s\n", spec.name.c_str(), static_cast<long long>(m), st.message().c_str());
+          ++failures;
+          continue;
+        }
+        Buffer ws(ws_bytes);
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+        st = run(args, ws.ptr, ws_bytes, stream);
+        check(cudaStreamEndCapture(stream, &graph), "capture end");
+        if (!st.ok()) throw CudaFailure{st.message()};
+        check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+        auto launch = [&] { check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); };
+        launch();
+        const auto t0 = std::chrono::steady_clock::now();
+        launch();
+        check(cudaStreamSynchronize(stream), "sync");
+        const double once_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const int iters = static_cast<int>(std::clamp(opt.seconds_per_point / std::max(once_s, 1e-6), 10.0, 200.0));
+        const double us = time_us(launch, iters, stream, flush.ptr, flush_bytes);
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(graph);
+
+        const double bytes = static_cast<double>(hit.size()) * expert_bytes + 2.0 * m * shape.hidden * dtype_size(precision.act_dtype);
+        const double flops = 2.0 * m * shape.topk * 3.0 * shape.hidden * shape.inter;
+        const double floor_us = std::max(bytes / (roof.read_tbs * 1e12), flops / (roof.matmul_tfs * 1e12)) * 1e6;
+        const auto peer = peers.find({spec.name, m});
+        const double vllm = peer == peers.end() ? 0.0 : peer->second;
+        char peer_us[32] = "-", speedup[32] = "-";
+        if (vllm > 0) {
+          std::snprintf(peer_us, sizeof peer_us, "%.1f", vllm);
+          std::snprintf(speedup, sizeof speedup, "%.2fx", vllm / us);
+        }
+        std::printf("%-20s %6lld %10.1f %8.2f %8.1f %9.1f %6.1f%% %10s %8s\n", spec.name.c_str(), static_cast<long long>(m),
+                    us, bytes / us / 1e6, flops / us / 1e6, floor_us, 100.0 * floor_us / us, peer_us, speedup);
+        if (csv) {
+          std::fprintf(csv, "%s,%s,%s,%s,%lld,%.2f,%.0f,%.0f,%.3f,%.2f,%.2f,%.1f,%.3f,%.1f,%.1f,%.3f\n", dev.name.c_str(),
+                       b.git_revision.c_str(), precision.name.c_str(), spec.name.c_str(), static_cast<long long>(m), us,
+                       bytes, flops, bytes / us / 1e6, flops / us / 1e6, floor_us, 100.0 * floor_us / us, roof.read_tbs,
+                       roof.matmul_tfs, vllm, vllm > 0 ? vllm / us : 0.0);
+        }
+        std::fflush(stdout);
+      }
+    }
+    if (csv) std::fclose(csv);
+    cudaStreamDestroy(stream);
+    return failures == 0 ? 0 : 1;
+  } catch (const CudaFailure& f) {
+    std::fprintf(stderr, "fusedmoe bench: %s\n", f.what.c_str());
+    return 1;
+  }
+}
+
+}  // namespace fusedmoe::tools

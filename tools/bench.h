@@ -1,0 +1,24 @@
+// `fusedmoe bench` (CUDA builds).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shapes.h"
+
+namespace fusedmoe::tools {
+
+struct BenchOptions {
+  std::vector<ShapeSpec> shapes;
+  std::vector<int64_t> batch_sizes;
+  std::string precision = "bf16";
+  std::string csv_path;            ///< empty: no CSV
+  std::string peers_file;          ///< bench/peers_h200.csv
+  double seconds_per_point = 0.3;  ///< timed replays per point: about this long, 10..200 of them
+};
+
+/// Prints a table (and writes the CSV); 0 when every point ran, 1 otherwise, 2 without a GPU.
+int bench_main(const BenchOptions& options);
+
+}  // namespace fusedmoe::tools
