@@ -47,15 +47,17 @@ bool kernel_family_available(KernelFamily family) {
 #endif
 }
 
-SmallMGemmConfig choose_split_k(int64_t units, int64_t max_active, int64_t k, int32_t sm_count) {
+SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
+                                       int32_t sm_count) {
   constexpr int kWarps = 8;
   SmallMGemmConfig c;
+  c.n_tiles = max_active > 0 && pairs > 12 * max_active ? 4 : 1;
   for (int split = 1; split <= kWarps; split *= 2) {
-    if (split > 1 && k < 256 * split) break;  // each warp keeps >= one 16-byte load per lane
-    const int64_t row_groups = kWarps / split;
+    if (split > 1 && k < 128 * split) break;  // each warp keeps >= 4 steps of 32 k
+    const int64_t row_tiles = kWarps / split;
     c.split_k = split;
-    c.ctas = (units + row_groups - 1) / row_groups * max_active;
-    if (c.ctas >= 2 * static_cast<int64_t>(sm_count)) break;
+    c.ctas = (tiles + row_tiles - 1) / row_tiles * max_active;
+    if (c.ctas >= 8 * static_cast<int64_t>(sm_count)) break;
   }
   return c;
 }

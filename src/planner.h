@@ -24,19 +24,24 @@ KernelFamily kernel_family_for(const QuantParams& quant);
 /// Whether this build compiled the family's kernels.
 bool kernel_family_available(KernelFamily family);
 
-/// Split-K choice of the small-M path for one GEMM (see choose_split_k).
+/// Launch configuration of the small-M path for one GEMM (see choose_small_m_config).
 struct SmallMGemmConfig {
-  int32_t split_k = 1;   ///< warps of a CTA sharing one row group's K range: 1, 2, 4, 8
+  int32_t split_k = 1;   ///< warps of a CTA sharing one 16-row tile's K range: 1, 2, 4, 8
+  int32_t n_tiles = 1;   ///< 8-token MMA tiles per pass over an expert's weights: 1 or 4
   int64_t ctas = 0;      ///< CTAs launched (an upper bound: slots past the live experts exit)
 };
 
-/// The small-M kernel's CTA has 8 warps; a warp owns `rows_per_warp_unit` output units
-/// (2 gate/up columns or 4 down rows). Split-K trades row groups for K slices until the grid
-/// has at least two CTAs per SM (the weight stream then has enough loads in flight), as long
-/// as each warp keeps at least one 16-byte load per lane per slice (K >= 256 * split_k).
-///   units        output units of one expert (gate-up: ceil(I / 2), down: ceil(H / 4))
+/// The small-M kernel's CTA has 8 warps; a warp owns one 16-row tile (8 gate/up column pairs,
+/// or 16 down rows). Split-K trades row tiles for K slices until the grid has at least eight
+/// CTAs per SM (measured: at 1-2 CTAs per SM the last partial wave of large CTAs cost Mixtral
+/// M = 1 a third of its bandwidth), as long as each warp's slice keeps 4 steps of 32 k
+/// (K >= 128 * split_k). Experts averaging more than 12 tokens
+/// take 32 tokens per pass over their weights (4 n-tiles) instead of 8.
+///   tiles        16-row tiles of one expert (gate-up: ceil(I / 8), down: ceil(H / 16))
 ///   max_active   host-known bound on experts with tokens: min(E, m * topk)
-SmallMGemmConfig choose_split_k(int64_t units, int64_t max_active, int64_t k, int32_t sm_count);
+///   pairs        m * topk
+SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
+                                       int32_t sm_count);
 
 /// One named region of the workspace.
 struct WorkspaceBuffer {

@@ -123,7 +123,9 @@ Status small_m_run(const MoeArguments& args, void* workspace, size_t workspace_b
   g.out = at<void>(workspace, ws, "intermediate");
   g.n_out = s.inter;
   g.k = s.hidden;
-  g.split_k = choose_split_k((s.inter + 1) / 2, max_active, s.hidden, sms).split_k;
+  SmallMGemmConfig cfg = choose_small_m_config((s.inter + 7) / 8, max_active, pairs, s.hidden, sms);
+  g.split_k = cfg.split_k;
+  g.n_tiles = cfg.n_tiles;
   err = kernels::launch_grouped_gemv(g, stream);
   if (err != cudaSuccess) return cuda_error(err, "small_m_splitk gate-up launch");
 
@@ -133,7 +135,9 @@ Status small_m_run(const MoeArguments& args, void* workspace, size_t workspace_b
   g.out = at<void>(workspace, ws, "expert_out");
   g.n_out = s.hidden;
   g.k = s.inter;
-  g.split_k = choose_split_k((s.hidden + 3) / 4, max_active, s.inter, sms).split_k;
+  cfg = choose_small_m_config((s.hidden + 15) / 16, max_active, pairs, s.inter, sms);
+  g.split_k = cfg.split_k;
+  g.n_tiles = cfg.n_tiles;
   err = kernels::launch_grouped_gemv(g, stream);
   if (err != cudaSuccess) return cuda_error(err, "small_m_splitk down launch");
 

@@ -25,8 +25,9 @@ struct AlignParams {
 };
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream);
 
-/// small_m_splitk: one grouped GEMV-style pass over the experts' weight rows, every hit
-/// expert's rows streamed once per 8 of its tokens. Gate-up mode computes
+/// small_m_splitk: the experts' weight rows streamed through tensor-core MMAs with swapped
+/// operands (16 weight rows x 8 tokens), each hit expert's rows read once per 8 * n_tiles of
+/// its tokens. Gate-up mode computes
 /// act(x.w_gate) * (x.w_up) for row pairs (j, I + j); down mode computes y = a.w2 * weight.
 struct GroupedGemvParams {
   ElemType elem = ElemType::kBF16;
@@ -46,7 +47,8 @@ struct GroupedGemvParams {
   const int64_t* expert_offsets = nullptr;
   const int32_t* sorted_pairs = nullptr;
   const int32_t* active_experts = nullptr;
-  int32_t split_k = 1;      // warps of a CTA that share a row group's K range: 1, 2, 4 or 8
+  int32_t split_k = 1;      // warps of a CTA that share a row tile's K range: 1, 2, 4 or 8
+  int32_t n_tiles = 1;      // 8-token MMA tiles per pass over the weights: 1 or 4
 };
 cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, cudaStream_t stream);
 

@@ -1,21 +1,23 @@
-// small_m_splitk: the decode path of both expert GEMMs, and the combine.
+// small_m_splitk: both expert GEMMs at small and moderate batch, and the combine.
 //
 // At decode each hit expert has a few tokens, and the layer is bound by reading the hit
-// experts' weights once. This kernel streams weight rows with 16-byte loads and multiplies
-// them with up to kTokens = 8 of the expert's tokens held in registers (FFMA, fp32
-// accumulation); an expert with more tokens is handled in chunks of 8, re-reading its rows.
+// experts' weights once. This kernel streams weight rows with 16-byte loads straight into
+// tensor-core MMAs (mma.sync m16n8k16, fp32 accumulate) with swapped operands: 16 weight
+// rows fill the MMA's M side and 8 of the expert's tokens its N side, so a token costs one
+// 16-byte activation load per 16 weight rows and no FFMA work. An expert's rows are read once
+// per pass of 8 (n_tiles = 1) or 32 (n_tiles = 4) of its tokens.
 //
-// Grid: x = row blocks of the output, y = slots of the active-expert list (the host only
+// Grid: x = row-tile blocks of the output, y = slots of the active-expert list (the host only
 // knows the bound min(E, pairs); CTAs past the live count exit at once, so a captured graph
 // stays valid for any routing).
-// CTA: 8 warps = kRowGroups x kSplitK. A warp owns kRowsPerWarp = 4 weight rows (gate-up
-// mode: gate rows j, j+1 and up rows I+j, I+1+j) and one of kSplitK slices of K. Split-K
-// is inside the CTA: partial sums meet in shared memory and are added in a fixed order
-// (bitwise deterministic, any dtype), which gives few-row problems (Llama-4 Scout at M = 1:
-// one expert, I = 1024) enough CTAs without a global workspace or atomics.
-// Shared memory: kRowGroups x kSplitK x 32 floats of partial sums (4 KiB).
+// CTA: 8 warps = kRowTiles x kSplitK. A warp owns one 16-row tile (gate-up: gate rows
+// j0..j0+7 and up rows I+j0..I+j0+7; down: rows n0..n0+15) and one of kSplitK slices of K.
+// Split-K is inside the CTA: partial fragments meet in shared memory and are added in a
+// fixed order (bitwise deterministic, any dtype), which gives few-row problems (Llama-4
+// Scout at M = 1: one expert, I = 1024) enough warps without a global workspace or atomics.
+// Shared memory: kWarps x (4 n_tiles) x 32 floats of partial sums when split (up to 16 KiB).
 //
-// Epilogue, by the lane that owns (row, token) of the reduced sums:
+// Epilogue, by the lane that holds (row, token) of the accumulator:
 //   gate-up: a[pos, j] = act(g * s) * (u * s), s = routed weight if applied on input, else 1
 //   down:    y[pair, n] = acc * routed weight (1 if it was applied on input)
 #include <cuda_bf16.h>
@@ -30,10 +32,7 @@ namespace {
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kRowsPerWarp = 4;
-constexpr int kTokens = 8;
 constexpr int kVec = 8;  // 16-bit elements per 16-byte load
-static_assert(kRowsPerWarp * kTokens == 32, "one lane per (row, token) partial sum in the reduction");
 
 template <typename T>
 struct Elem;
@@ -83,114 +82,176 @@ __device__ __forceinline__ float apply_act(GatedAct act, float g, float u) {
 __device__ __forceinline__ uint4 load_weight(const uint4* p) { return __ldcs(p); }
 __device__ __forceinline__ uint4 load_act(const uint4* p) { return __ldg(p); }
 
-template <typename T, int kSplitK, bool kGateUp>
-__global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParams p) {
-  constexpr int kRowGroups = kWarps / kSplitK;
-  // Output units per warp: gate-up: 2 columns j (4 rows: 2 gate, 2 up); down: 4 rows.
-  constexpr int kUnits = kGateUp ? 2 : 4;
-  __shared__ float s_partial[kWarps][32];  // (warp, lane = row * kTokens + token)
+// Programmatic dependent launch: a kernel launched with the PDL attribute may start while its
+// predecessor drains; it waits here before reading what the predecessor wrote, and lets its
+// own successor launch once its main loop is done.
+__device__ __forceinline__ void wait_for_predecessor() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void allow_successor() { asm volatile("griddepcontrol.launch_dependents;" :::); }
 
+template <typename Kernel, typename... Args>
+cudaError_t launch_with_pdl(Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
+// One m16n8k16 tensor-core step, fp32 accumulate.
+template <typename T>
+__device__ __forceinline__ void mma_16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                          uint32_t b0, uint32_t b1);
+template <>
+__device__ __forceinline__ void mma_16816<__nv_bfloat16>(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                                         uint32_t a3, uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma_16816<__half>(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                                  uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// Operand mapping (swap A and B: weight rows fill the MMA's M side, tokens its N side).
+// Lane (g = lane / 4, q = lane % 4) loads 16 bytes = 8 consecutive k from weight rows g and
+// g + 8 and from token g's activations, at k = k0 + 8q. The dot product does not care about
+// the order of k, so those 8 values are fed as the fragment's logical k {2q, 2q+1, 2q+8,
+// 2q+9} of two m16n8k16 steps (elements 0-3, then 4-7): A and B agree on the permutation,
+// the loads are plain coalesced 16-byte loads, and no shared memory or ldmatrix is needed.
+// Accumulator: c[0], c[1] = (row g, tokens 2q, 2q+1); c[2], c[3] = (row g + 8, same tokens).
+// Gate-up puts gate rows j0..j0+7 at g and the matching up rows at g + 8, so each lane holds
+// gate and up of the same (j, token) and applies the activation in registers.
+template <typename T, int kSplitK, int kNTiles, bool kGateUp>
+__global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParams p) {
+  constexpr int kRowTiles = kWarps / kSplitK;  // 16-row tiles per CTA
+  constexpr int kTokensPerPass = 8 * kNTiles;
+  constexpr int kUnroll = 4;                   // 32-k steps with loads in flight together
+  __shared__ float s_partial[kSplitK > 1 ? kWarps : 1][kNTiles * 4][32];
+
+  wait_for_predecessor();  // align (or gate-up) wrote everything read below
   if (static_cast<int>(blockIdx.y) >= p.active_experts[p.num_experts]) return;
   const int e = p.active_experts[blockIdx.y];
   const int64_t begin = p.expert_offsets[e];
   const int count = p.expert_counts[e];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int group = warp / kSplitK, split = warp % kSplitK;
-  const int64_t unit0 = (static_cast<int64_t>(blockIdx.x) * kRowGroups + group) * kUnits;
+  const int g = lane >> 2, q = lane & 3;
+  const int tile = warp / kSplitK, split = warp % kSplitK;
   const int64_t K = p.k;
+  // First output unit of this warp: gate-up: column j0 (8 per tile); down: row n0 (16 per tile).
+  const int64_t unit0 = (static_cast<int64_t>(blockIdx.x) * kRowTiles + tile) * (kGateUp ? 8 : 16);
   const int64_t rows_per_expert = kGateUp ? 2 * p.n_out : p.n_out;
   const T* w_expert = static_cast<const T*>(p.w) + static_cast<int64_t>(e) * rows_per_expert * K;
-  const uint4* w_row[kRowsPerWarp];
-#pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
-    // gate-up rows: j0, j0 + 1, I + j0, I + j0 + 1; past the end: clamp (results unused)
-    int64_t unit = unit0 + (kGateUp ? (r & 1) : r);
-    unit = unit < p.n_out ? unit : p.n_out - 1;
-    const int64_t row = kGateUp && r >= 2 ? p.n_out + unit : unit;
-    w_row[r] = reinterpret_cast<const uint4*>(w_expert + row * K);
-  }
-  // This warp's slice of the K / 8 vectors.
-  const int64_t nvec = K / kVec;
-  const int64_t per_split = (nvec + kSplitK - 1) / kSplitK;
-  const int64_t v_begin = split * per_split;
-  const int64_t v_end = v_begin + per_split < nvec ? v_begin + per_split : nvec;
+  // Rows of this lane: lo = fragment row g, hi = fragment row g + 8 (clamped past the end).
+  int64_t u_lo = unit0 + g, u_hi = kGateUp ? unit0 + g : unit0 + 8 + g;
+  u_lo = u_lo < p.n_out ? u_lo : p.n_out - 1;
+  u_hi = u_hi < p.n_out ? u_hi : p.n_out - 1;
+  const T* w_lo = w_expert + u_lo * K;
+  const T* w_hi = w_expert + (kGateUp ? p.n_out + u_hi : u_hi) * K;
+  // This warp's K slice, in 32-wide steps; a step's k past K loads zeros.
+  const int64_t steps = (K + 31) / 32;
+  const int64_t per_split = (steps + kSplitK - 1) / kSplitK;
+  const int64_t s_begin = split * per_split;
+  const int64_t s_end = s_begin + per_split < steps ? s_begin + per_split : steps;
 
-  for (int c0 = 0; c0 < count; c0 += kTokens) {
-    const int nt = count - c0 < kTokens ? count - c0 : kTokens;
-    const uint4* x_row[kTokens];
+  for (int c0 = 0; c0 < count; c0 += kTokensPerPass) {
+    // Activation rows of the tokens this lane feeds as B column g of each n-tile.
+    const T* x_row[kNTiles];
+    bool x_valid[kNTiles];
 #pragma unroll
-    for (int t = 0; t < kTokens; ++t) {
-      const int64_t pos = begin + c0 + (t < nt ? t : 0);
+    for (int nt = 0; nt < kNTiles; ++nt) {
+      const int tok = c0 + nt * 8 + g;
+      x_valid[nt] = tok < count;
+      const int64_t pos = begin + (x_valid[nt] ? tok : 0);
       const int64_t xr = kGateUp ? p.sorted_pairs[pos] / p.topk : pos;
-      x_row[t] = reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + xr * K);
+      x_row[nt] = static_cast<const T*>(p.x) + xr * K;
     }
-    float acc[kRowsPerWarp][kTokens];
+    float acc[kNTiles][4];
 #pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r)
+    for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-      for (int t = 0; t < kTokens; ++t) acc[r][t] = 0.0f;
+      for (int i = 0; i < 4; ++i) acc[nt][i] = 0.0f;
 
-#pragma unroll 2
-    for (int64_t v = v_begin + lane; v < v_end; v += 32) {
-      uint4 raw[kRowsPerWarp];
+    for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
+      uint4 a_lo[kUnroll], a_hi[kUnroll];
 #pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) raw[r] = load_weight(w_row[r] + v);
-      float wf[kRowsPerWarp][kVec];
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t k = (s0 + u) * 32 + 8 * q;
+        const bool ok = s0 + u < s_end && k < K;
+        a_lo[u] = ok ? load_weight(reinterpret_cast<const uint4*>(w_lo + k)) : make_uint4(0, 0, 0, 0);
+        a_hi[u] = ok ? load_weight(reinterpret_cast<const uint4*>(w_hi + k)) : make_uint4(0, 0, 0, 0);
+      }
 #pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) Elem<T>::unpack(raw[r], wf[r]);
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t k = (s0 + u) * 32 + 8 * q;
+        const bool ok = s0 + u < s_end && k < K;
 #pragma unroll
-      for (int t = 0; t < kTokens; ++t) {
-        if (t < nt) {
-          float xf[kVec];
-          Elem<T>::unpack(load_act(x_row[t] + v), xf);
-#pragma unroll
-          for (int r = 0; r < kRowsPerWarp; ++r)
-#pragma unroll
-            for (int i = 0; i < kVec; ++i) acc[r][t] = fmaf(wf[r][i], xf[i], acc[r][t]);
+        for (int nt = 0; nt < kNTiles; ++nt) {
+          const uint4 b = ok && x_valid[nt] ? load_act(reinterpret_cast<const uint4*>(x_row[nt] + k)) : make_uint4(0, 0, 0, 0);
+          mma_16816<T>(acc[nt], a_lo[u].x, a_hi[u].x, a_lo[u].y, a_hi[u].y, b.x, b.y);
+          mma_16816<T>(acc[nt], a_lo[u].z, a_hi[u].z, a_lo[u].w, a_hi[u].w, b.z, b.w);
         }
       }
     }
-    // Butterfly: every lane ends with all 32 sums; lane l keeps sum (l / kTokens, l % kTokens).
-    float mine = 0.0f;
+    if (c0 + kTokensPerPass >= count) allow_successor();  // last pass: the next kernel may launch
+    // Split-K: partial fragments meet in shared memory and are added in a fixed order.
+    if (kSplitK > 1) {
 #pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r) {
+      for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-      for (int t = 0; t < kTokens; ++t) {
-        float v = acc[r][t];
+        for (int i = 0; i < 4; ++i) s_partial[kSplitK > 1 ? warp : 0][nt * 4 + i][lane] = acc[nt][i];
+      __syncthreads();
+      if (split == 0) {
 #pragma unroll
-        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-        if (lane == r * kTokens + t) mine = v;
+        for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int s = 0; s < kSplitK; ++s) sum += s_partial[kSplitK > 1 ? tile * kSplitK + s : 0][nt * 4 + i][lane];
+            acc[nt][i] = sum;
+          }
       }
     }
-    s_partial[warp][lane] = mine;
-    __syncthreads();
     if (split == 0) {
-      const int r = lane / kTokens, t = lane % kTokens;
-      // Split-K partials added in a fixed order: bitwise reproducible.
-      float sum = 0.0f;
 #pragma unroll
-      for (int s = 0; s < kSplitK; ++s) sum += s_partial[group * kSplitK + s][lane];
-      const int64_t pos = begin + c0 + t;
-      if (kGateUp) {
-        const int64_t j = unit0 + r;
-        if (r < 2 && t < nt && j < p.n_out) {
-          float up = 0.0f;
+      for (int nt = 0; nt < kNTiles; ++nt) {
 #pragma unroll
-          for (int s = 0; s < kSplitK; ++s) up += s_partial[group * kSplitK + s][lane + 2 * kTokens];
+        for (int h = 0; h < 2; ++h) {  // tokens 2q and 2q + 1 of this n-tile
+          const int tok = c0 + nt * 8 + 2 * q + h;
+          if (tok >= count) continue;
+          const int64_t pos = begin + tok;
           const int32_t pair = p.sorted_pairs[pos];
-          const float scale = p.weight_on_input ? p.topk_weights[pair] : 1.0f;
-          static_cast<T*>(p.out)[pos * p.n_out + j] = Elem<T>::from_float(apply_act(p.act, sum * scale, up * scale));
-        }
-      } else {
-        const int64_t n = unit0 + r;
-        if (t < nt && n < p.n_out) {
-          const int32_t pair = p.sorted_pairs[pos];
-          const float scale = p.weight_on_input ? 1.0f : p.topk_weights[pair];
-          static_cast<T*>(p.out)[static_cast<int64_t>(pair) * p.n_out + n] = Elem<T>::from_float(sum * scale);
+          const float w_pair = p.topk_weights[pair];
+          if (kGateUp) {
+            const int64_t j = unit0 + g;
+            if (j < p.n_out) {
+              const float scale = p.weight_on_input ? w_pair : 1.0f;
+              static_cast<T*>(p.out)[pos * p.n_out + j] =
+                  Elem<T>::from_float(apply_act(p.act, acc[nt][h] * scale, acc[nt][2 + h] * scale));
+            }
+          } else {
+            const float scale = p.weight_on_input ? 1.0f : w_pair;
+            T* y = static_cast<T*>(p.out) + static_cast<int64_t>(pair) * p.n_out;
+            if (unit0 + g < p.n_out) y[unit0 + g] = Elem<T>::from_float(acc[nt][h] * scale);
+            if (unit0 + 8 + g < p.n_out) y[unit0 + 8 + g] = Elem<T>::from_float(acc[nt][2 + h] * scale);
+          }
         }
       }
     }
-    __syncthreads();  // s_partial is rewritten by the next chunk
+    if (kSplitK > 1) __syncthreads();  // s_partial is rewritten by the next pass
   }
 }
 
@@ -203,6 +264,7 @@ template <typename T>
 __global__ void __launch_bounds__(256) combine_kernel(CombineParams p) {
   const int64_t vecs_per_row = p.hidden / kVec;
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  wait_for_predecessor();  // the down GEMM wrote y
   if (i >= p.m * vecs_per_row) return;
   const int64_t t = i / vecs_per_row, v = i % vecs_per_row;
   float sum[kVec] = {};
@@ -220,19 +282,27 @@ __global__ void __launch_bounds__(256) combine_kernel(CombineParams p) {
   reinterpret_cast<uint4*>(static_cast<T*>(p.out) + t * p.hidden)[v] = *reinterpret_cast<const uint4*>(out);
 }
 
-template <typename T, bool kGateUp>
-cudaError_t launch_gemv_typed(const GroupedGemvParams& p, cudaStream_t stream) {
-  const int64_t units = kGateUp ? (p.n_out + 1) / 2 : (p.n_out + 3) / 4;
-  const int row_groups = kWarps / p.split_k;
-  const dim3 grid(static_cast<unsigned>((units + row_groups - 1) / row_groups), static_cast<unsigned>(p.max_active));
+template <typename T, int kNTiles, bool kGateUp>
+cudaError_t launch_gemv_tiles(const GroupedGemvParams& p, cudaStream_t stream) {
+  const int64_t tiles = kGateUp ? (p.n_out + 7) / 8 : (p.n_out + 15) / 16;
+  const int row_tiles = kWarps / p.split_k;
+  const dim3 grid(static_cast<unsigned>((tiles + row_tiles - 1) / row_tiles), static_cast<unsigned>(p.max_active));
   switch (p.split_k) {
-    case 1: grouped_gemv_kernel<T, 1, kGateUp><<<grid, kThreads, 0, stream>>>(p); break;
-    case 2: grouped_gemv_kernel<T, 2, kGateUp><<<grid, kThreads, 0, stream>>>(p); break;
-    case 4: grouped_gemv_kernel<T, 4, kGateUp><<<grid, kThreads, 0, stream>>>(p); break;
-    case 8: grouped_gemv_kernel<T, 8, kGateUp><<<grid, kThreads, 0, stream>>>(p); break;
+    case 1: return launch_with_pdl(grouped_gemv_kernel<T, 1, kNTiles, kGateUp>, grid, dim3(kThreads), stream, p);
+    case 2: return launch_with_pdl(grouped_gemv_kernel<T, 2, kNTiles, kGateUp>, grid, dim3(kThreads), stream, p);
+    case 4: return launch_with_pdl(grouped_gemv_kernel<T, 4, kNTiles, kGateUp>, grid, dim3(kThreads), stream, p);
+    case 8: return launch_with_pdl(grouped_gemv_kernel<T, 8, kNTiles, kGateUp>, grid, dim3(kThreads), stream, p);
     default: return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
+}
+
+template <typename T, bool kGateUp>
+cudaError_t launch_gemv_typed(const GroupedGemvParams& p, cudaStream_t stream) {
+  switch (p.n_tiles) {
+    case 1: return launch_gemv_tiles<T, 1, kGateUp>(p, stream);
+    case 4: return launch_gemv_tiles<T, 4, kGateUp>(p, stream);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace
@@ -250,12 +320,8 @@ cudaError_t launch_combine(const CombineParams& p, cudaStream_t stream) {
   const int64_t total = p.m * (p.hidden / kVec);
   if (total == 0) return cudaSuccess;
   const unsigned blocks = static_cast<unsigned>((total + 255) / 256);
-  if (p.elem == ElemType::kBF16) {
-    combine_kernel<__nv_bfloat16><<<blocks, 256, 0, stream>>>(p);
-  } else {
-    combine_kernel<__half><<<blocks, 256, 0, stream>>>(p);
-  }
-  return cudaGetLastError();
+  return p.elem == ElemType::kBF16 ? launch_with_pdl(combine_kernel<__nv_bfloat16>, dim3(blocks), dim3(256), stream, p)
+                                   : launch_with_pdl(combine_kernel<__half>, dim3(blocks), dim3(256), stream, p);
 }
 
 }  // namespace fusedmoe::kernels

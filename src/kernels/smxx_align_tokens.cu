@@ -89,6 +89,9 @@ __global__ void __launch_bounds__(kThreads) align_tokens_kernel(AlignParams p) {
     const int e = local_expert(p, i);
     if (e >= 0 && e < p.num_experts) p.sorted_pairs[atomicAdd(&s_cursor[e], 1)] = static_cast<int>(i);
   }
+  // The GEMM launched after this one (programmatic dependent launch) may start; it waits for
+  // this grid's completion before reading the alignment.
+  asm volatile("griddepcontrol.launch_dependents;" :::);
 }
 
 }  // namespace

@@ -78,21 +78,29 @@ TEST(Planner, KernelFamilies) {
 }
 
 TEST(Planner, SplitKFillsTheGridOnlyWhenNeeded) {
-  // DeepSeek-V3 TP8 at M = 1: 8 experts x 256 gate/up columns: 128 units, K = 7168.
-  SmallMGemmConfig c = choose_split_k(128, 8, 7168, 132);
-  // 128 CTAs at split 1, 256 at split 2 (< 2 x 132), 512 at split 4.
-  EXPECT_EQ(c.split_k, 4);
-  EXPECT_EQ(c.ctas, 512);
-  // Llama-4 Scout TP8 at M = 1: one expert, I = 1024 -> 512 units, K = 5120: split 8 (512 CTAs).
-  c = choose_split_k(512, 1, 5120, 132);
+  // DeepSeek-V3 TP8 gate-up at M = 1: 8 experts x 32 tiles (I = 256), K = 7168:
+  // 32 CTAs at split 1, 64, 128, then 256 at split 8 (the most there is).
+  SmallMGemmConfig c = choose_small_m_config(32, 8, 8, 7168, 132);
   EXPECT_EQ(c.split_k, 8);
-  EXPECT_EQ(c.ctas, 512);
-  // Enough CTAs already: no split.
-  c = choose_split_k(1792, 8, 256, 132);
-  EXPECT_EQ(c.split_k, 1);
-  // Short K caps the split: K = 512 allows at most split 2.
-  c = choose_split_k(16, 1, 512, 132);
+  EXPECT_EQ(c.ctas, 256);
+  EXPECT_EQ(c.n_tiles, 1);
+  // Its down projection: 448 tiles (H = 7168), K = 256: 448 CTAs at split 1, 896 at split 2,
+  // and K = 256 allows no more.
+  c = choose_small_m_config(448, 8, 8, 256, 132);
   EXPECT_EQ(c.split_k, 2);
+  EXPECT_EQ(c.ctas, 896);
+  // Enough CTAs without a split: Mixtral's gate-up at M = 16 (1792 tiles on 8 experts).
+  c = choose_small_m_config(1792, 8, 32, 4096, 132);
+  EXPECT_EQ(c.split_k, 1);
+  // Llama-4 Scout gate-up at M = 1: one expert, 128 tiles, K = 5120: split 8 gives 128 CTAs.
+  c = choose_small_m_config(128, 1, 1, 5120, 132);
+  EXPECT_EQ(c.split_k, 8);
+  // Short K caps the split: K = 256 allows at most split 2.
+  c = choose_small_m_config(16, 1, 1, 256, 132);
+  EXPECT_EQ(c.split_k, 2);
+  // Many tokens per expert (Mixtral at M = 64: 128 pairs on 8 experts): 32 tokens per pass.
+  EXPECT_EQ(choose_small_m_config(1792, 8, 128, 4096, 132).n_tiles, 4);
+  EXPECT_EQ(choose_small_m_config(1792, 8, 96, 4096, 132).n_tiles, 1);
 }
 
 }  // namespace
