@@ -138,7 +138,9 @@ template <typename T, int kSplitK, int kNTiles, bool kGateUp>
 __global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParams p) {
   constexpr int kRowTiles = kWarps / kSplitK;  // 16-row tiles per CTA
   constexpr int kTokensPerPass = 8 * kNTiles;
-  constexpr int kUnroll = 4;                   // 32-k steps with loads in flight together
+  // 32-k steps whose loads are in flight together (x2 with the software pipeline); fewer with
+  // 4 n-tiles, whose accumulators need the registers.
+  constexpr int kUnroll = kNTiles == 1 ? 4 : 2;
   __shared__ float s_partial[kSplitK > 1 ? kWarps : 1][kNTiles * 4][32];
 
   wait_for_predecessor();  // align (or gate-up) wrote everything read below
@@ -166,7 +168,23 @@ __global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParam
   const int64_t s_begin = split * per_split;
   const int64_t s_end = s_begin + per_split < steps ? s_begin + per_split : steps;
 
+  // Loads of one block of kUnroll 32-k steps of this lane's two weight rows (zeros past the
+  // slice or past K).
+  auto load_block = [&](int64_t s0, uint4 (&lo)[kUnroll], uint4 (&hi)[kUnroll]) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t k = (s0 + u) * 32 + 8 * q;
+      const bool ok = s0 + u < s_end && k < K;
+      lo[u] = ok ? load_weight(reinterpret_cast<const uint4*>(w_lo + k)) : make_uint4(0, 0, 0, 0);
+      hi[u] = ok ? load_weight(reinterpret_cast<const uint4*>(w_hi + k)) : make_uint4(0, 0, 0, 0);
+    }
+  };
+
   for (int c0 = 0; c0 < count; c0 += kTokensPerPass) {
+    // The first weight block goes out before the token rows are looked up (a chain of
+    // dependent loads): the two latencies overlap.
+    uint4 cur_lo[kUnroll], cur_hi[kUnroll];
+    load_block(s_begin, cur_lo, cur_hi);
     // Activation rows of the tokens this lane feeds as B column g of each n-tile.
     const T* x_row[kNTiles];
     bool x_valid[kNTiles];
@@ -184,15 +202,10 @@ __global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParam
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[nt][i] = 0.0f;
 
+    // Software pipeline: block s0 + kUnroll is in flight while block s0 feeds the MMAs.
     for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
-      uint4 a_lo[kUnroll], a_hi[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int64_t k = (s0 + u) * 32 + 8 * q;
-        const bool ok = s0 + u < s_end && k < K;
-        a_lo[u] = ok ? load_weight(reinterpret_cast<const uint4*>(w_lo + k)) : make_uint4(0, 0, 0, 0);
-        a_hi[u] = ok ? load_weight(reinterpret_cast<const uint4*>(w_hi + k)) : make_uint4(0, 0, 0, 0);
-      }
+      uint4 nxt_lo[kUnroll], nxt_hi[kUnroll];
+      load_block(s0 + kUnroll, nxt_lo, nxt_hi);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int64_t k = (s0 + u) * 32 + 8 * q;
@@ -200,9 +213,14 @@ __global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParam
 #pragma unroll
         for (int nt = 0; nt < kNTiles; ++nt) {
           const uint4 b = ok && x_valid[nt] ? load_act(reinterpret_cast<const uint4*>(x_row[nt] + k)) : make_uint4(0, 0, 0, 0);
-          mma_16816<T>(acc[nt], a_lo[u].x, a_hi[u].x, a_lo[u].y, a_hi[u].y, b.x, b.y);
-          mma_16816<T>(acc[nt], a_lo[u].z, a_hi[u].z, a_lo[u].w, a_hi[u].w, b.z, b.w);
+          mma_16816<T>(acc[nt], cur_lo[u].x, cur_hi[u].x, cur_lo[u].y, cur_hi[u].y, b.x, b.y);
+          mma_16816<T>(acc[nt], cur_lo[u].z, cur_hi[u].z, cur_lo[u].w, cur_hi[u].w, b.z, b.w);
         }
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        cur_lo[u] = nxt_lo[u];
+        cur_hi[u] = nxt_hi[u];
       }
     }
     if (c0 + kTokensPerPass >= count) allow_successor();  // last pass: the next kernel may launch
@@ -268,11 +286,15 @@ __global__ void __launch_bounds__(256) combine_kernel(CombineParams p) {
   if (i >= p.m * vecs_per_row) return;
   const int64_t t = i / vecs_per_row, v = i % vecs_per_row;
   float sum[kVec] = {};
+  // Predicated rather than skipped, so the slots' loads are in flight together.
+#pragma unroll 4
   for (int s = 0; s < p.topk; ++s) {
     const int64_t pair = t * p.topk + s;
-    if (local_expert_of(p, p.topk_ids[pair]) < 0) continue;  // expert on another GPU
+    const bool local = local_expert_of(p, p.topk_ids[pair]) >= 0;  // else: on another GPU, no row
+    const uint4 raw = local ? load_act(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + pair * p.hidden) + v)
+                            : make_uint4(0, 0, 0, 0);
     float f[kVec];
-    Elem<T>::unpack(load_act(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + pair * p.hidden) + v), f);
+    Elem<T>::unpack(raw, f);
 #pragma unroll
     for (int k = 0; k < kVec; ++k) sum[k] += f[k];
   }
