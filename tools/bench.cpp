@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench_kernels.h"
+#include "gpu_layer.h"
 #include "fusedmoe/build_info.h"
 #include "fusedmoe/moe.h"
 #include "fusedmoe_ref/numeric.h"
@@ -173,14 +174,8 @@ int bench_main(const BenchOptions& opt) {
       shape.m = 1;
       st = ref::make_random_checkpoint(shape, precision.act_dtype, precision.quant, 7, &ck);
       if (!st.ok()) throw CudaFailure{st.message()};
-      std::vector<std::unique_ptr<Buffer>> weights;
-      MoeWeights w;
-      for (size_t i = 0; i < ck.data.size(); ++i) weights.push_back(std::make_unique<Buffer>(ck.data[i].data(), ck.data[i].size()));
-      w.quant = precision.quant;
-      w.w13.weight = weights[0]->ptr;
-      w.w2.weight = weights[1]->ptr;
-      PreparedWeights prepared;
-      st = prepare_weights(shape, precision.act_dtype, w, nullptr, 0, stream, &prepared);
+      GpuLayer layer;
+      st = layer.load_weights(shape, precision.act_dtype, ck, stream);
       if (!st.ok()) {
         std::printf("%-20s  skipped: %s\n", spec.name.c_str(), st.message().c_str());
         continue;
@@ -197,29 +192,17 @@ int bench_main(const BenchOptions& opt) {
         st = ref::route(shape, cfg, DType::kFP32, d.router_logits.data(), &routing);
         if (!st.ok()) throw CudaFailure{st.message()};
         const std::set<int32_t> hit(routing.ids.begin(), routing.ids.end());
-        Buffer x(d.x.data(), d.x.size() * 2), ids(routing.ids.data(), routing.ids.size() * 4),
-            tw(routing.weights.data(), routing.weights.size() * 4), out(static_cast<size_t>(m * shape.hidden * 2));
-        MoeArguments args;
-        args.inputs = d.inputs;
-        args.inputs.router_logits = nullptr;
-        args.inputs.x = x.ptr;
-        args.inputs.topk_ids = static_cast<const int32_t*>(ids.ptr);
-        args.inputs.topk_weights = static_cast<const float*>(tw.ptr);
-        args.inputs.apply_router_weight_on_input = spec.routing.weight_on_input;
-        args.weights = &prepared;
-        args.out = out.ptr;
-        size_t ws_bytes = 0;
-        st = workspace_size(args, &ws_bytes);
+        d.inputs.apply_router_weight_on_input = spec.routing.weight_on_input;
+        st = layer.set_inputs(d.inputs, routing);
         if (!st.ok()) {
           std::printf("%-20s %6lld  %s\n", spec.name.c_str(), static_cast<long long>(m), st.message().c_str());
           ++failures;
           continue;
         }
-        Buffer ws(ws_bytes);
         cudaGraph_t graph;
         cudaGraphExec_t exec;
         check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
-        st = run(args, ws.ptr, ws_bytes, stream);
+        st = run(layer.args(), layer.workspace(), layer.workspace_bytes(), stream);
         check(cudaStreamEndCapture(stream, &graph), "capture end");
         if (!st.ok()) throw CudaFailure{st.message()};
         check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");

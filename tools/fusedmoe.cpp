@@ -17,6 +17,8 @@
 #include "shapes.h"
 #ifdef FUSEDMOE_WITH_CUDA
 #include "bench.h"
+#include "gpu_layer.h"
+#include <cuda_runtime_api.h>
 #endif
 
 namespace fm = fusedmoe;
@@ -282,17 +284,51 @@ int cmd_check(const Args& args) {
   }
   // The GPU side needs a device and a compiled kernel path for this precision.
   std::string kernel_note = "no kernel path";
+  bool kernel = false;
   for (const fm::PathInfo& p : fm::supported_paths()) {
-    if (p.precision == precision.name) kernel_note = p.kernel + ": " + (p.available ? "available" : p.note);
+    if (p.precision == precision.name) {
+      kernel = p.available;
+      kernel_note = p.kernel + ": " + (p.available ? "available" : p.note);
+    }
   }
   const fusedmoe::ref::Tolerance tol = fusedmoe::ref::tolerance_for(precision.act_dtype, precision.quant);
-  std::printf("gpu: %s; kernel %s\n", fm::device_count() > 0 ? "present" : "none on this machine",
-              kernel_note.c_str());
-  std::printf("result: REFERENCE ONLY (nothing to compare on the GPU yet; %s tolerance: rel_l2 <= %.1e, "
-              "max_abs <= %.2f x rms)\n", tol.name, tol.rel_l2, tol.max_abs_over_rms);
+  if (fm::device_count() == 0 || !kernel) {
+    std::printf("gpu: %s; kernel %s\n", fm::device_count() > 0 ? "present" : "none on this machine", kernel_note.c_str());
+    std::printf("result: REFERENCE ONLY (nothing to compare on the GPU; %s tolerance: rel_l2 <= %.1e, "
+                "max_abs <= %.2f x rms)\n", tol.name, tol.rel_l2, tol.max_abs_over_rms);
+    return kExitOk;
+  }
+#ifdef FUSEDMOE_WITH_CUDA
+  // The GPU path takes a routing already made: the reference router's, as the reference used.
+  fusedmoe::ref::Routing routing;
+  if (data.inputs.router_logits != nullptr) {
+    st = fusedmoe::ref::route(shape, data.inputs.routing, data.inputs.router_dtype, data.inputs.router_logits, &routing);
+    if (!st.ok()) return status_error(st);
+  } else {
+    routing.ids = data.topk_ids;
+    routing.weights = data.topk_weights;
+  }
+  ft::GpuLayer layer;
+  st = layer.load_weights(shape, precision.act_dtype, checkpoint, nullptr);
+  if (st.ok()) st = layer.set_inputs(data.inputs, routing);
+  if (st.ok()) st = layer.run(nullptr);
+  if (st.ok() && cudaDeviceSynchronize() != cudaSuccess) st = fm::Status(fm::StatusCode::kCudaError, "layer run failed");
+  std::vector<double> got;
+  if (st.ok()) st = layer.output(&got);
+  if (!st.ok()) {
+    std::printf("gpu: %s\nresult: FAIL (%s)\n", kernel_note.c_str(), st.message().c_str());
+    return kExitCheckFailed;
+  }
+  const fusedmoe::ref::Comparison cmp = fusedmoe::ref::compare(ref, got, tol);
+  std::printf("gpu: kernel %s\n", kernel_note.c_str());
+  std::printf("result: %s against the reference (%s tolerance: rel_l2 <= %.1e, max_abs <= %.2f x rms)\n",
+              cmp.describe().c_str(), tol.name, tol.rel_l2, tol.max_abs_over_rms);
+  return cmp.pass ? kExitOk : kExitCheckFailed;
+#endif
   return kExitOk;
 }
 
+#ifdef FUSEDMOE_WITH_CUDA
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> parts;
   std::string cur;
@@ -306,6 +342,7 @@ std::vector<std::string> split_commas(const std::string& s) {
   }
   return parts;
 }
+#endif
 
 int cmd_bench(const Args& args) {
 #ifndef FUSEDMOE_WITH_CUDA

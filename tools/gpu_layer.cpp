@@ -1,0 +1,96 @@
+#include "gpu_layer.h"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "fusedmoe_ref/numeric.h"
+
+namespace fusedmoe::tools {
+
+namespace {
+
+Status cuda_status(cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return Status();
+  return Status(StatusCode::kCudaError, std::string(what) + ": " + cudaGetErrorString(err));
+}
+
+}  // namespace
+
+DeviceBuffer::~DeviceBuffer() { cudaFree(ptr_); }
+
+Status DeviceBuffer::assign(const void* host, size_t bytes) {
+  cudaFree(ptr_);
+  ptr_ = nullptr;
+  bytes_ = bytes;
+  if (bytes == 0) return Status();
+  Status st = cuda_status(cudaMalloc(&ptr_, bytes), "cudaMalloc");
+  if (st.ok() && host != nullptr) st = cuda_status(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  return st;
+}
+
+Status GpuLayer::load_weights(const ProblemShape& shape, DType act_dtype, const ref::Checkpoint& ck,
+                              cudaStream_t stream) {
+  tensors_.clear();
+  MoeWeights w;
+  w.quant = ck.weights.quant;
+  ProjectionWeights* projections[2] = {&w.w13, &w.w2};
+  for (size_t i = 0; i < ck.specs.size(); ++i) {
+    tensors_.push_back(std::make_unique<DeviceBuffer>());
+    Status st = tensors_.back()->assign(ck.data[i].data(), ck.data[i].size());
+    if (!st.ok()) return st;
+    const std::string& name = ck.specs[i].name;
+    ProjectionWeights* p = projections[name.rfind("w13.", 0) == 0 ? 0 : 1];
+    const std::string field = name.substr(name.find('.') + 1);
+    void* ptr = tensors_.back()->get();
+    if (field == "weight") p->weight = ptr;
+    if (field == "scales") p->scales = ptr;
+    if (field == "zeros") p->zeros = ptr;
+    if (field == "g_idx") p->g_idx = static_cast<const int32_t*>(ptr);
+    if (field == "input_scale") p->input_scale = static_cast<const float*>(ptr);
+  }
+  return prepare_weights(shape, act_dtype, w, nullptr, 0, stream, &prepared_);
+}
+
+Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing& routing) {
+  const ProblemShape& s = in.shape;
+  const size_t act = static_cast<size_t>(dtype_size(in.act_dtype));
+  Status st = x_.assign(in.x, static_cast<size_t>(s.m * s.hidden) * act);
+  if (st.ok()) st = ids_.assign(routing.ids.data(), routing.ids.size() * sizeof(int32_t));
+  if (st.ok()) st = weights_.assign(routing.weights.data(), routing.weights.size() * sizeof(float));
+  const size_t map_entries = in.expert_map ? static_cast<size_t>(s.global_num_experts ? s.global_num_experts : s.num_experts) : 0;
+  if (st.ok()) st = map_.assign(in.expert_map, map_entries * sizeof(int32_t));
+  if (st.ok()) st = out_.assign(nullptr, static_cast<size_t>(s.m * s.hidden) * act);
+  if (!st.ok()) return st;
+  args_ = MoeArguments();
+  args_.inputs = in;
+  args_.inputs.x = x_.get();
+  args_.inputs.router_logits = nullptr;
+  args_.inputs.topk_ids = static_cast<const int32_t*>(ids_.get());
+  args_.inputs.topk_weights = static_cast<const float*>(weights_.get());
+  args_.inputs.expert_map = static_cast<const int32_t*>(map_.get());
+  args_.weights = &prepared_;
+  args_.out = out_.get();
+  size_t bytes = 0;
+  st = workspace_size(args_, &bytes);
+  if (!st.ok()) return st;
+  return workspace_.assign(nullptr, bytes);
+}
+
+Status GpuLayer::run(cudaStream_t stream) {
+  Status st = cuda_status(cudaMemsetAsync(out_.get(), 0xff, out_.bytes(), stream), "cudaMemsetAsync");
+  if (!st.ok()) return st;
+  return fusedmoe::run(args_, workspace_.get(), workspace_.bytes(), stream);
+}
+
+Status GpuLayer::output(std::vector<double>* out) const {
+  const DType act = args_.inputs.act_dtype;
+  std::vector<uint16_t> raw(out_.bytes() / 2);
+  Status st = cuda_status(cudaMemcpy(raw.data(), out_.get(), out_.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  if (!st.ok()) return st;
+  out->resize(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) (*out)[i] = ref::load_as_double(raw.data(), act, static_cast<int64_t>(i));
+  return Status();
+}
+
+}  // namespace fusedmoe::tools

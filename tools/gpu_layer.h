@@ -1,0 +1,57 @@
+// One layer on the current GPU through the public API, for `fusedmoe check` and `bench`:
+// uploads a synthetic checkpoint and inputs, prepares the weights, sizes the workspace.
+// CUDA builds only.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <vector>
+
+#include "fusedmoe/moe.h"
+#include "fusedmoe_ref/reference.h"
+#include "fusedmoe_ref/synthetic.h"
+
+namespace fusedmoe::tools {
+
+/// Device memory freed with its owner.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  /// Allocates `bytes` (and copies them from `host` when it is not null).
+  Status assign(const void* host, size_t bytes);
+  void* get() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+class GpuLayer {
+ public:
+  /// Uploads the checkpoint's tensors and prepares them for `shape` (m is ignored).
+  Status load_weights(const ProblemShape& shape, DType act_dtype, const ref::Checkpoint& checkpoint,
+                      cudaStream_t stream);
+  /// Uploads x and the routing (topk ids and weights; the GPU path takes a routing already
+  /// made) and allocates the output and the workspace.
+  Status set_inputs(const MoeInputs& inputs, const ref::Routing& routing);
+  /// Poisons the output (0xFF bytes: NaN) and enqueues the layer.
+  Status run(cudaStream_t stream);
+  /// The output, [m, hidden], as doubles (after the stream is synchronized).
+  Status output(std::vector<double>* out) const;
+  const MoeArguments& args() const { return args_; }
+  void* workspace() const { return workspace_.get(); }
+  size_t workspace_bytes() const { return workspace_.bytes(); }
+
+ private:
+  std::vector<std::unique_ptr<DeviceBuffer>> tensors_;
+  DeviceBuffer x_, ids_, weights_, map_, out_, workspace_;
+  PreparedWeights prepared_;
+  MoeArguments args_;
+};
+
+}  // namespace fusedmoe::tools
