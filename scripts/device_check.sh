@@ -22,8 +22,8 @@ finish() {
 }
 
 [ -f .deps/cutlass/include/cutlass/version.h ] || { row "deps" "FAIL" "no .deps/cutlass: run scripts/setup.sh here and carry .deps"; finish 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader > "$out/gpu.txt" 2>&1
-row "gpu" "info" "$(head -1 "$out/gpu.txt")"
+gpu="$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader 2>&1 | head -1)"
+row "gpu" "info" "$gpu"
 
 start=$(t)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUSEDMOE_CUDA=ON -DFUSEDMOE_TESTS=ON \
@@ -38,7 +38,7 @@ fi
 if grep -q C7510 "$out/build.log"; then row "build" "FAIL" "ptxas C7510: wgmma serialized"; finish 1; fi
 row "build" "ok" "$(since "$start"), $(nproc) jobs, no C7510"
 
-"$build/fusedmoe" info > "$out/info.txt" 2>&1
+{ echo "nvidia-smi: $gpu"; "$build/fusedmoe" info; } > "$out/info.txt" 2>&1
 row "fusedmoe info" "$([ $? -eq 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^gpu 0' "$out/info.txt" | cut -c1-90)"
 
 start=$(t)
@@ -58,6 +58,19 @@ for shape in mixtral_8x7b_tp1 qwen2_57b_a14b_tp4 qwen3_30b_a3b_tp1 deepseek_v3_t
   result=$(grep '^result:' "$out/checks.txt" | tail -1 | cut -d' ' -f2-3)
   row "check $shape m=16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$result, $(since "$start")"
 done
+# compute-sanitizer over a small GPU case set: out-of-bounds accesses and shared-memory races.
+san_filter='SmallMSplitK.EdgeShapes:SmallMSplitK.Fp16ActivationsAndWeightOnInput'
+: > "$out/sanitizer.txt"
+for tool in memcheck racecheck; do
+  start=$(t)
+  compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/tests/fusedmoe_gpu_tests" --gtest_filter="$san_filter" \
+    >> "$out/sanitizer.txt" 2>&1
+  status=$?
+  [ $status -eq 0 ] || overall=1
+  row "compute-sanitizer $tool" "$([ $status -eq 0 ] && echo ok || echo FAIL)" \
+    "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer.txt" | tail -1), $(since "$start")"
+done
+
 start=$(t)
 "$build/fusedmoe" bench --precision bf16 --csv "$out/bench_bf16.csv" ${BENCH_ARGS:-} > "$out/bench_bf16.txt" 2>&1
 status=$?

@@ -16,6 +16,7 @@
 #include "fusedmoe_ref/reference.h"
 #include "fusedmoe_ref/synthetic.h"
 #include "fusedmoe_ref/tolerance.h"
+#include "gpu_layer.h"
 #include "shapes.h"
 
 namespace fusedmoe {
@@ -26,21 +27,6 @@ namespace {
     const cudaError_t _e = (expr);                                            \
     ASSERT_EQ(_e, cudaSuccess) << #expr << ": " << cudaGetErrorString(_e);   \
   } while (0)
-
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  size_t bytes = 0;
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t n) : bytes(n) {
-    if (n > 0 && cudaMalloc(&ptr, n) != cudaSuccess) ptr = nullptr;
-  }
-  DeviceBuffer(const void* host, size_t n) : DeviceBuffer(n) {
-    if (ptr && host) cudaMemcpy(ptr, host, n, cudaMemcpyHostToDevice);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { cudaFree(ptr); }
-};
 
 bool have_hopper() {
   if (device_count() == 0) return false;
@@ -88,52 +74,6 @@ const ref::Checkpoint& checkpoint_for(const ProblemShape& s, DType act) {
   return *slot;
 }
 
-// Everything a run needs on the device.
-struct DeviceLayer {
-  std::unique_ptr<DeviceBuffer> w13, w2, x, ids, weights, map, out, ws;
-  MoeArguments args;
-  PreparedWeights prepared;
-};
-
-void upload(const GpuCase& c, const ref::Checkpoint& ck, const ref::LayerData& d, DeviceLayer* L) {
-  const ProblemShape& s = c.shape;
-  L->w13 = std::make_unique<DeviceBuffer>(ck.data[0].data(), ck.data[0].size());
-  L->w2 = std::make_unique<DeviceBuffer>(ck.data[1].data(), ck.data[1].size());
-  L->x = std::make_unique<DeviceBuffer>(d.x.data(), d.x.size() * 2);
-  L->ids = std::make_unique<DeviceBuffer>(d.topk_ids.data(), d.topk_ids.size() * 4);
-  L->weights = std::make_unique<DeviceBuffer>(d.topk_weights.data(), d.topk_weights.size() * 4);
-  L->map = std::make_unique<DeviceBuffer>(d.expert_map.data(), d.expert_map.size() * 4);
-  L->out = std::make_unique<DeviceBuffer>(static_cast<size_t>(s.m * s.hidden * 2));
-  MoeWeights w;
-  w.w13.weight = L->w13->ptr;
-  w.w2.weight = L->w2->ptr;
-  ASSERT_TRUE(prepare_weights(s, c.act, w, nullptr, 0, nullptr, &L->prepared).ok());
-  L->args.inputs = d.inputs;
-  L->args.inputs.x = L->x->ptr;
-  L->args.inputs.topk_ids = static_cast<const int32_t*>(L->ids->ptr);
-  L->args.inputs.topk_weights = static_cast<const float*>(L->weights->ptr);
-  L->args.inputs.expert_map = d.expert_map.empty() ? nullptr : static_cast<const int32_t*>(L->map->ptr);
-  L->args.weights = &L->prepared;
-  L->args.out = L->out->ptr;
-  size_t bytes = 0;
-  const Status st = workspace_size(L->args, &bytes);
-  ASSERT_TRUE(st.ok()) << st.message();
-  L->ws = std::make_unique<DeviceBuffer>(bytes);
-}
-
-std::vector<double> download(const DeviceLayer& L, const ProblemShape& s, DType act) {
-  std::vector<uint16_t> raw(static_cast<size_t>(s.m * s.hidden));
-  cudaMemcpy(raw.data(), L.out->ptr, raw.size() * 2, cudaMemcpyDeviceToHost);
-  std::vector<double> v(raw.size());
-  for (size_t i = 0; i < raw.size(); ++i) v[i] = ref::load_as_double(raw.data(), act, static_cast<int64_t>(i));
-  return v;
-}
-
-void poison(const DeviceLayer& L) {
-  cudaMemset(L.out->ptr, 0xff, L.out->bytes);
-  cudaMemset(L.ws->ptr, 0xff, L.ws->bytes);
-}
-
 // Builds inputs: model routing goes through the reference router on the host (the GPU path
 // takes topk ids), synthetic routings place tokens directly.
 void make_inputs(const GpuCase& c, uint64_t seed, ref::LayerData* d) {
@@ -167,6 +107,21 @@ void make_inputs(const GpuCase& c, uint64_t seed, ref::LayerData* d) {
   ref::bind(d);
 }
 
+// The routing the GPU path is given: the reference router's output, or the synthetic ids.
+ref::Routing routing_of(const ref::LayerData& d) {
+  ref::Routing r;
+  r.ids = d.topk_ids;
+  r.weights = d.topk_weights;
+  return r;
+}
+
+std::vector<double> gpu_output(const tools::GpuLayer& layer) {
+  std::vector<double> got;
+  const Status st = layer.output(&got);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return got;
+}
+
 void run_case(const GpuCase& c) {
   SCOPED_TRACE(describe(c));
   const ProblemShape& s = c.shape;
@@ -174,14 +129,17 @@ void run_case(const GpuCase& c) {
   make_inputs(c, std::hash<std::string>()(describe(c)), &d);
   if (::testing::Test::HasFatalFailure()) return;
   const ref::Checkpoint& ck = checkpoint_for(s, c.act);
-  DeviceLayer L;
-  upload(c, ck, d, &L);
-  if (::testing::Test::HasFatalFailure()) return;
-  poison(L);
-  Status st = run(L.args, L.ws->ptr, L.ws->bytes, nullptr);
+  tools::GpuLayer layer;
+  Status st = layer.load_weights(d.inputs.shape, c.act, ck, nullptr);
+  ASSERT_TRUE(st.ok()) << st.message();
+  st = layer.set_inputs(d.inputs, routing_of(d));
+  ASSERT_TRUE(st.ok()) << st.message();
+  // Poison the workspace too: nothing may read what the layer did not write.
+  if (layer.workspace_bytes() > 0) CUDA_OK(cudaMemset(layer.workspace(), 0xff, layer.workspace_bytes()));
+  st = layer.run(nullptr);  // poisons the output first
   ASSERT_TRUE(st.ok()) << st.message();
   CUDA_OK(cudaDeviceSynchronize());
-  const std::vector<double> got = download(L, s, c.act);
+  const std::vector<double> got = gpu_output(layer);
 
   ref::LayerOptions opt;
   std::vector<int64_t> rows;
@@ -192,8 +150,7 @@ void run_case(const GpuCase& c) {
     for (int64_t r = 0; r < s.m; ++r) rows.push_back(r);
   }
   std::vector<double> want;
-  MoeWeights w = ck.weights;
-  st = ref::run_layer(d.inputs, w, opt, &want);
+  st = ref::run_layer(d.inputs, ck.weights, opt, &want);
   ASSERT_TRUE(st.ok()) << st.message();
   std::vector<double> got_rows;
   for (int64_t r : rows) got_rows.insert(got_rows.end(), got.begin() + r * s.hidden, got.begin() + (r + 1) * s.hidden);
@@ -201,10 +158,9 @@ void run_case(const GpuCase& c) {
   EXPECT_TRUE(cmp.pass) << cmp.describe();
 
   // Deterministic: a second run gives the same bits.
-  poison(L);
-  ASSERT_TRUE(run(L.args, L.ws->ptr, L.ws->bytes, nullptr).ok());
+  ASSERT_TRUE(layer.run(nullptr).ok());
   CUDA_OK(cudaDeviceSynchronize());
-  const std::vector<double> again = download(L, s, c.act);
+  const std::vector<double> again = gpu_output(layer);
   EXPECT_EQ(std::memcmp(got.data(), again.data(), got.size() * sizeof(double)), 0) << "run-to-run difference";
 }
 
@@ -287,32 +243,35 @@ TEST(SmallMSplitK, CudaGraphReplaysWithNewRouting) {
   ref::LayerData d;
   make_inputs(c, 1, &d);
   const ref::Checkpoint& ck = checkpoint_for(c.shape, c.act);
-  DeviceLayer L;
-  upload(c, ck, d, &L);
+  tools::GpuLayer layer;
+  ASSERT_TRUE(layer.load_weights(c.shape, c.act, ck, nullptr).ok());
+  ASSERT_TRUE(layer.set_inputs(d.inputs, routing_of(d)).ok());
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  const Status st = run(L.args, L.ws->ptr, L.ws->bytes, stream);
+  const Status st = layer.run(stream);
   CUDA_OK(cudaStreamEndCapture(stream, &graph));
   ASSERT_TRUE(st.ok()) << st.message();
   CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  // The buffers the graph reads the routing from.
+  auto* ids = const_cast<int32_t*>(layer.args().inputs.topk_ids);
+  auto* weights = const_cast<float*>(layer.args().inputs.topk_weights);
   for (uint64_t seed : {2, 3, 4}) {
     ref::LayerData next;
     make_inputs(c, seed, &next);
-    // Same x, new routing, written into the buffers the graph reads.
-    CUDA_OK(cudaMemcpy(L.ids->ptr, next.topk_ids.data(), next.topk_ids.size() * 4, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemcpy(L.weights->ptr, next.topk_weights.data(), next.topk_weights.size() * 4, cudaMemcpyHostToDevice));
-    poison(L);
-    CUDA_OK(cudaGraphLaunch(exec, stream));
+    // Same x, new routing.
+    CUDA_OK(cudaMemcpy(ids, next.topk_ids.data(), next.topk_ids.size() * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(weights, next.topk_weights.data(), next.topk_weights.size() * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaGraphLaunch(exec, stream));  // the graph poisons the output before the layer
     CUDA_OK(cudaStreamSynchronize(stream));
     d.topk_ids = next.topk_ids;
     d.topk_weights = next.topk_weights;
     ref::bind(&d);
     std::vector<double> want;
     ASSERT_TRUE(ref::run_layer(d.inputs, ck.weights, ref::LayerOptions(), &want).ok());
-    const ref::Comparison cmp = ref::compare(want, download(L, c.shape, c.act), ref::kToleranceBF16);
+    const ref::Comparison cmp = ref::compare(want, gpu_output(layer), ref::kToleranceBF16);
     EXPECT_TRUE(cmp.pass) << "replay with seed " << seed << ": " << cmp.describe();
   }
   cudaGraphExecDestroy(exec);
