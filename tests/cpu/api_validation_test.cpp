@@ -73,6 +73,12 @@ TEST(ApiValidation, PointersDtypesAndRouting) {
   in.act_dtype = DType::kFP32;
   expect_invalid(validate_inputs(in), "act_dtype: expected bf16 or fp16, got fp32");
   in = f.inputs();
+  in.activation = static_cast<Activation>(7);
+  expect_invalid(validate_inputs(in), "activation: expected silu_and_mul, gelu_and_mul or gelu_tanh_and_mul, got 7");
+  in = f.inputs();
+  in.routing.n_group = 3;  // routing is only read with router logits: topk given, so valid
+  EXPECT_TRUE(validate_inputs(in).ok());
+  in = f.inputs();
   in.apply_router_weight_on_input = true;
   expect_invalid(validate_inputs(in), "apply_router_weight_on_input: expected only with topk = 1, got topk = 2");
   in = f.inputs();
