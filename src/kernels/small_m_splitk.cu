@@ -278,30 +278,55 @@ __device__ __forceinline__ int local_expert_of(const CombineParams& p, int32_t i
   return p.expert_map ? p.expert_map[id] : id;
 }
 
-template <typename T>
+// kTopk > 0: the slot count known at compile time, every slot's id loaded before any row, so
+// a token costs two dependent round trips; kTopk = 0: any topk.
+template <typename T, int kTopk>
 __global__ void __launch_bounds__(256) combine_kernel(CombineParams p) {
   const int64_t vecs_per_row = p.hidden / kVec;
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   wait_for_predecessor();  // the down GEMM wrote y
   if (i >= p.m * vecs_per_row) return;
   const int64_t t = i / vecs_per_row, v = i % vecs_per_row;
+  const int topk = kTopk > 0 ? kTopk : p.topk;
   float sum[kVec] = {};
-  // Predicated rather than skipped, so the slots' loads are in flight together.
-#pragma unroll 4
-  for (int s = 0; s < p.topk; ++s) {
-    const int64_t pair = t * p.topk + s;
-    const bool local = local_expert_of(p, p.topk_ids[pair]) >= 0;  // else: on another GPU, no row
-    const uint4 raw = local ? load_act(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + pair * p.hidden) + v)
-                            : make_uint4(0, 0, 0, 0);
-    float f[kVec];
-    Elem<T>::unpack(raw, f);
+  constexpr int kBatch = kTopk > 0 ? kTopk : 4;
+  for (int s0 = 0; s0 < topk; s0 += kBatch) {
+    bool local[kBatch];
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) sum[k] += f[k];
+    for (int b = 0; b < kBatch; ++b) {  // an expert on another GPU has no row
+      local[b] = s0 + b < topk && local_expert_of(p, p.topk_ids[t * topk + s0 + b]) >= 0;
+    }
+    uint4 raw[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int64_t pair = t * topk + s0 + b;
+      raw[b] = local[b] ? load_act(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + pair * p.hidden) + v)
+                        : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {  // slot order: deterministic
+      float f[kVec];
+      Elem<T>::unpack(raw[b], f);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) sum[k] += f[k];
+    }
   }
   T out[kVec];
 #pragma unroll
   for (int k = 0; k < kVec; ++k) out[k] = Elem<T>::from_float(sum[k]);
   reinterpret_cast<uint4*>(static_cast<T*>(p.out) + t * p.hidden)[v] = *reinterpret_cast<const uint4*>(out);
+}
+
+template <typename T>
+cudaError_t launch_combine_typed(const CombineParams& p, unsigned blocks, cudaStream_t stream) {
+  switch (p.topk) {
+    case 1: return launch_with_pdl(combine_kernel<T, 1>, dim3(blocks), dim3(256), stream, p);
+    case 2: return launch_with_pdl(combine_kernel<T, 2>, dim3(blocks), dim3(256), stream, p);
+    case 4: return launch_with_pdl(combine_kernel<T, 4>, dim3(blocks), dim3(256), stream, p);
+    case 6: return launch_with_pdl(combine_kernel<T, 6>, dim3(blocks), dim3(256), stream, p);
+    case 8: return launch_with_pdl(combine_kernel<T, 8>, dim3(blocks), dim3(256), stream, p);
+    default: return launch_with_pdl(combine_kernel<T, 0>, dim3(blocks), dim3(256), stream, p);
+  }
 }
 
 template <typename T, int kNTiles, bool kGateUp>
@@ -342,8 +367,8 @@ cudaError_t launch_combine(const CombineParams& p, cudaStream_t stream) {
   const int64_t total = p.m * (p.hidden / kVec);
   if (total == 0) return cudaSuccess;
   const unsigned blocks = static_cast<unsigned>((total + 255) / 256);
-  return p.elem == ElemType::kBF16 ? launch_with_pdl(combine_kernel<__nv_bfloat16>, dim3(blocks), dim3(256), stream, p)
-                                   : launch_with_pdl(combine_kernel<__half>, dim3(blocks), dim3(256), stream, p);
+  return p.elem == ElemType::kBF16 ? launch_combine_typed<__nv_bfloat16>(p, blocks, stream)
+                                   : launch_combine_typed<__half>(p, blocks, stream);
 }
 
 }  // namespace fusedmoe::kernels

@@ -1,7 +1,7 @@
 // smxx_align_tokens: groups the m * topk (token, slot) pairs by local expert, on the device,
 // with no host synchronization (CUDA-graph safe).
 //
-// One CTA of 1024 threads; E <= 1024 counters live in shared memory (4 KiB, whatever E).
+// One CTA (256 threads for E <= 256, else 1024); E <= 1024 counters in shared memory.
 //   pass 1  count pairs per local expert (shared atomics); pairs whose id is out of range or
 //           whose expert is absent (expert_map = -1) are skipped
 //   scan    exclusive prefix sum of the counts -> expert_offsets; a second scan over
@@ -18,9 +18,9 @@ namespace fusedmoe::kernels {
 
 namespace {
 
-constexpr int kThreads = 1024;
+constexpr int kMaxThreads = 1024;
 constexpr int kMaxExperts = 1024;
-static_assert(kMaxExperts <= kThreads, "the scans give each expert one thread");
+static_assert(kMaxExperts <= kMaxThreads, "the scans give each expert one thread");
 
 // Block-wide exclusive scan of one int per thread; returns the total through *total.
 __device__ int block_exclusive_scan(int v, int* s_warp, int* total) {
@@ -34,7 +34,7 @@ __device__ int block_exclusive_scan(int v, int* s_warp, int* total) {
   if (lane == 31) s_warp[warp] = inclusive;
   __syncthreads();
   if (warp == 0) {
-    int w = s_warp[lane];  // kThreads / 32 == 32 warps
+    int w = lane < static_cast<int>(blockDim.x >> 5) ? s_warp[lane] : 0;
     int wi = w;
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
@@ -57,14 +57,17 @@ __device__ __forceinline__ int local_expert(const AlignParams& p, int64_t pair) 
   return p.expert_map ? p.expert_map[id] : id;
 }
 
-__global__ void __launch_bounds__(kThreads) align_tokens_kernel(AlignParams p) {
+// One thread per expert: blockDim.x is 256 for E <= 256 (fewer warps in each barrier and
+// scan), else 1024.
+__global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p) {
   __shared__ int s_count[kMaxExperts];
   __shared__ int s_cursor[kMaxExperts];
   __shared__ int s_warp[33];
   const int tid = threadIdx.x;
-  for (int e = tid; e < p.num_experts; e += kThreads) s_count[e] = 0;
+  const int threads = blockDim.x;
+  for (int e = tid; e < p.num_experts; e += threads) s_count[e] = 0;
   __syncthreads();
-  for (int64_t i = tid; i < p.pairs; i += kThreads) {
+  for (int64_t i = tid; i < p.pairs; i += threads) {
     const int e = local_expert(p, i);
     if (e >= 0 && e < p.num_experts) atomicAdd(&s_count[e], 1);
   }
@@ -85,7 +88,7 @@ __global__ void __launch_bounds__(kThreads) align_tokens_kernel(AlignParams p) {
     p.active_experts[p.num_experts] = active_total;
   }
   __syncthreads();
-  for (int64_t i = tid; i < p.pairs; i += kThreads) {
+  for (int64_t i = tid; i < p.pairs; i += threads) {
     const int e = local_expert(p, i);
     if (e >= 0 && e < p.num_experts) p.sorted_pairs[atomicAdd(&s_cursor[e], 1)] = static_cast<int>(i);
   }
@@ -98,7 +101,7 @@ __global__ void __launch_bounds__(kThreads) align_tokens_kernel(AlignParams p) {
 
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream) {
   if (p.num_experts <= 0 || p.num_experts > kMaxExperts) return cudaErrorInvalidValue;
-  align_tokens_kernel<<<1, kThreads, 0, stream>>>(p);
+  align_tokens_kernel<<<1, p.num_experts <= 256 ? 256 : kMaxThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

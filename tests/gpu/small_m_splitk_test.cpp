@@ -217,6 +217,7 @@ TEST(SmallMSplitK, EdgeShapes) {
   run_case(custom(19, 60, 2880, 1408, 4, "softmax_topk_renormalize")); // dims not multiples of 128
   run_case(custom(7, 384, 1024, 136, 8, "uniform"));                  // E = 384, I = 136
   run_case(custom(3, 16, 8, 8, 3, "uniform"));                        // tiny rows: one vector
+  run_case(custom(11, 64, 2048, 1408, 6, "uniform"));                 // DeepSeek-V2-Lite: topk 6
   GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
   ep.ep_half = true;  // half the experts on another GPU
   run_case(ep);
