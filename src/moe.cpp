@@ -107,6 +107,30 @@ Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeig
   return Status();
 }
 
+Status route_topk(const ProblemShape& shape, const RoutingConfig& routing, DType logits_dtype, const void* logits,
+                  int32_t* topk_ids, float* topk_weights, cudaStream_t stream) {
+  FUSEDMOE_RETURN_IF_ERROR(validate_shape(shape));
+  if (logits_dtype != DType::kFP32 && logits_dtype != DType::kBF16 && logits_dtype != DType::kFP16) {
+    return invalid_argument("logits_dtype", "fp32, bf16 or fp16", to_string(logits_dtype));
+  }
+  FUSEDMOE_RETURN_IF_ERROR(validate_routing(shape, routing));
+  if (routing.n_group > 32) {
+    return not_implemented("routing_topk keeps one group per lane: n_group <= 32, got " + str(routing.n_group));
+  }
+  if (shape.m == 0) return Status();
+  const std::pair<const char*, const void*> pointers[] = {
+      {"logits", logits}, {"topk_ids", topk_ids}, {"topk_weights", topk_weights}};
+  for (const auto& [name, ptr] : pointers) {
+    if (ptr == nullptr) return invalid_argument(name, "a device pointer", "nullptr");
+  }
+#ifdef FUSEDMOE_WITH_CUDA
+  return gpu_route(shape, routing, logits_dtype, logits, topk_ids, topk_weights, stream);
+#else
+  (void)stream;
+  return not_implemented("route_topk: this build has no CUDA support (CPU-only preset)");
+#endif
+}
+
 std::vector<PathInfo> supported_paths() {
   std::vector<PathInfo> paths;
   for (const Precision& p : known_precisions()) {

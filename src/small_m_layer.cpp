@@ -52,12 +52,33 @@ T* at(void* base, const WorkspaceLayout& ws, const char* name) {
 
 }  // namespace
 
+Status gpu_route(const ProblemShape& s, const RoutingConfig& r, DType logits_dtype, const void* logits,
+                 int32_t* topk_ids, float* topk_weights, cudaStream_t stream) {
+  kernels::RoutingParams rp;
+  rp.logits = logits;
+  rp.logits_dtype = logits_dtype == DType::kBF16   ? kernels::RoutingLogits::kBF16
+                    : logits_dtype == DType::kFP16 ? kernels::RoutingLogits::kFP16
+                                                   : kernels::RoutingLogits::kFP32;
+  rp.m = s.m;
+  rp.num_experts = global_experts(s);
+  rp.topk = s.topk;
+  rp.softmax = r.scoring == ScoringFunc::kSoftmax;
+  rp.renormalize = r.renormalize;
+  rp.n_group = r.n_group;
+  rp.topk_group = r.topk_group;
+  rp.correction_bias = r.correction_bias;
+  rp.routed_scaling_factor = r.routed_scaling_factor;
+  rp.topk_ids = topk_ids;
+  rp.topk_weights = topk_weights;
+  const cudaError_t err = kernels::launch_routing_topk(rp, stream);
+  return err == cudaSuccess ? Status() : cuda_error(err, "routing_topk launch");
+}
+
 Status small_m_can_implement(const MoeArguments& args) {
   const MoeInputs& in = args.inputs;
   const PreparedWeights& w = *args.weights;
-  if (in.router_logits != nullptr) {
-    return not_implemented("routing from router_logits on the GPU is not compiled yet: pass topk_ids and "
-                           "topk_weights (e.g. from fusedmoe::ref::route or the framework's router)");
+  if (in.router_logits != nullptr && in.routing.n_group > 32) {
+    return not_implemented("routing_topk keeps one group per lane: n_group <= 32, got " + str(in.routing.n_group));
   }
   if (in.shape.hidden % 8 != 0 || in.shape.inter % 8 != 0) {
     return not_implemented("small_m_splitk reads 16-byte vectors: hidden and inter must be multiples of 8, got " +
@@ -91,8 +112,19 @@ Status small_m_run(const MoeArguments& args, void* workspace, size_t workspace_b
   const int32_t max_active = static_cast<int32_t>(std::min<int64_t>(s.num_experts, pairs));
   const kernels::ElemType elem = in.act_dtype == DType::kBF16 ? kernels::ElemType::kBF16 : kernels::ElemType::kFP16;
 
+  // Routing from logits lands in the workspace; everything below reads it from there.
+  const int32_t* topk_ids = in.topk_ids;
+  const float* topk_weights = in.topk_weights;
+  if (in.router_logits != nullptr) {
+    int32_t* ids = at<int32_t>(workspace, ws, "topk_ids");
+    float* weights = at<float>(workspace, ws, "topk_weights");
+    FUSEDMOE_RETURN_IF_ERROR(gpu_route(s, in.routing, in.router_dtype, in.router_logits, ids, weights, stream));
+    topk_ids = ids;
+    topk_weights = weights;
+  }
+
   kernels::AlignParams al;
-  al.topk_ids = in.topk_ids;
+  al.topk_ids = topk_ids;
   al.expert_map = in.expert_map;
   al.pairs = pairs;
   al.global_experts = global_experts(s);
@@ -110,7 +142,7 @@ Status small_m_run(const MoeArguments& args, void* workspace, size_t workspace_b
   g.topk = s.topk;
   g.num_experts = s.num_experts;
   g.max_active = max_active;
-  g.topk_weights = in.topk_weights;
+  g.topk_weights = topk_weights;
   g.weight_on_input = in.apply_router_weight_on_input;
   g.expert_counts = al.expert_counts;
   g.expert_offsets = al.expert_offsets;
@@ -148,7 +180,7 @@ Status small_m_run(const MoeArguments& args, void* workspace, size_t workspace_b
   c.m = s.m;
   c.hidden = s.hidden;
   c.topk = s.topk;
-  c.topk_ids = in.topk_ids;
+  c.topk_ids = topk_ids;
   c.expert_map = in.expert_map;
   c.global_experts = global_experts(s);
   err = kernels::launch_combine(c, stream);

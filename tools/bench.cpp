@@ -193,7 +193,7 @@ int bench_main(const BenchOptions& opt) {
         if (!st.ok()) throw CudaFailure{st.message()};
         const std::set<int32_t> hit(routing.ids.begin(), routing.ids.end());
         d.inputs.apply_router_weight_on_input = spec.routing.weight_on_input;
-        st = layer.set_inputs(d.inputs, routing);
+        st = layer.set_inputs(d.inputs, &routing);
         if (!st.ok()) {
           std::printf("%-20s %6lld  %s\n", spec.name.c_str(), static_cast<long long>(m), st.message().c_str());
           ++failures;

@@ -299,18 +299,11 @@ int cmd_check(const Args& args) {
     return kExitOk;
   }
 #ifdef FUSEDMOE_WITH_CUDA
-  // The GPU path takes a routing already made: the reference router's, as the reference used.
-  fusedmoe::ref::Routing routing;
-  if (data.inputs.router_logits != nullptr) {
-    st = fusedmoe::ref::route(shape, data.inputs.routing, data.inputs.router_dtype, data.inputs.router_logits, &routing);
-    if (!st.ok()) return status_error(st);
-  } else {
-    routing.ids = data.topk_ids;
-    routing.weights = data.topk_weights;
-  }
+  // Router logits are routed on the GPU (routing_topk), synthetic routings are given as ids.
   ft::GpuLayer layer;
   st = layer.load_weights(shape, precision.act_dtype, checkpoint, nullptr);
-  if (st.ok()) st = layer.set_inputs(data.inputs, routing);
+  fusedmoe::ref::Routing given{data.topk_ids, data.topk_weights};
+  if (st.ok()) st = layer.set_inputs(data.inputs, data.inputs.router_logits ? nullptr : &given);
   if (st.ok()) st = layer.run(nullptr);
   if (st.ok() && cudaDeviceSynchronize() != cudaSuccess) st = fm::Status(fm::StatusCode::kCudaError, "layer run failed");
   std::vector<double> got;

@@ -52,22 +52,34 @@ Status GpuLayer::load_weights(const ProblemShape& shape, DType act_dtype, const 
   return prepare_weights(shape, act_dtype, w, nullptr, 0, stream, &prepared_);
 }
 
-Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing& routing) {
+Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing) {
   const ProblemShape& s = in.shape;
   const size_t act = static_cast<size_t>(dtype_size(in.act_dtype));
+  const size_t global = static_cast<size_t>(s.global_num_experts ? s.global_num_experts : s.num_experts);
   Status st = x_.assign(in.x, static_cast<size_t>(s.m * s.hidden) * act);
-  if (st.ok()) st = ids_.assign(routing.ids.data(), routing.ids.size() * sizeof(int32_t));
-  if (st.ok()) st = weights_.assign(routing.weights.data(), routing.weights.size() * sizeof(float));
-  const size_t map_entries = in.expert_map ? static_cast<size_t>(s.global_num_experts ? s.global_num_experts : s.num_experts) : 0;
-  if (st.ok()) st = map_.assign(in.expert_map, map_entries * sizeof(int32_t));
+  if (routing != nullptr) {
+    if (st.ok()) st = ids_.assign(routing->ids.data(), routing->ids.size() * sizeof(int32_t));
+    if (st.ok()) st = weights_.assign(routing->weights.data(), routing->weights.size() * sizeof(float));
+  } else {
+    if (st.ok()) st = logits_.assign(in.router_logits, static_cast<size_t>(s.m) * global * dtype_size(in.router_dtype));
+    if (st.ok() && in.routing.correction_bias) st = bias_.assign(in.routing.correction_bias, global * sizeof(float));
+  }
+  if (st.ok()) st = map_.assign(in.expert_map, in.expert_map ? global * sizeof(int32_t) : 0);
   if (st.ok()) st = out_.assign(nullptr, static_cast<size_t>(s.m * s.hidden) * act);
   if (!st.ok()) return st;
   args_ = MoeArguments();
   args_.inputs = in;
   args_.inputs.x = x_.get();
-  args_.inputs.router_logits = nullptr;
-  args_.inputs.topk_ids = static_cast<const int32_t*>(ids_.get());
-  args_.inputs.topk_weights = static_cast<const float*>(weights_.get());
+  if (routing != nullptr) {
+    args_.inputs.router_logits = nullptr;
+    args_.inputs.topk_ids = static_cast<const int32_t*>(ids_.get());
+    args_.inputs.topk_weights = static_cast<const float*>(weights_.get());
+  } else {
+    args_.inputs.router_logits = logits_.get();
+    args_.inputs.routing.correction_bias = in.routing.correction_bias ? static_cast<const float*>(bias_.get()) : nullptr;
+    args_.inputs.topk_ids = nullptr;
+    args_.inputs.topk_weights = nullptr;
+  }
   args_.inputs.expert_map = static_cast<const int32_t*>(map_.get());
   args_.weights = &prepared_;
   args_.out = out_.get();

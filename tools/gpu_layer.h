@@ -36,9 +36,10 @@ class GpuLayer {
   /// Uploads the checkpoint's tensors and prepares them for `shape` (m is ignored).
   Status load_weights(const ProblemShape& shape, DType act_dtype, const ref::Checkpoint& checkpoint,
                       cudaStream_t stream);
-  /// Uploads x and the routing (topk ids and weights; the GPU path takes a routing already
-  /// made) and allocates the output and the workspace.
-  Status set_inputs(const MoeInputs& inputs, const ref::Routing& routing);
+  /// Uploads x and the routing and allocates the output and the workspace. With `routing`
+  /// the layer gets its topk ids and weights; without, it gets the router logits (and the
+  /// correction bias) of `inputs` and routes on the GPU.
+  Status set_inputs(const MoeInputs& inputs, const ref::Routing* routing);
   /// Poisons the output (0xFF bytes: NaN) and enqueues the layer.
   Status run(cudaStream_t stream);
   /// The output, [m, hidden], as doubles (after the stream is synchronized).
@@ -49,7 +50,7 @@ class GpuLayer {
 
  private:
   std::vector<std::unique_ptr<DeviceBuffer>> tensors_;
-  DeviceBuffer x_, ids_, weights_, map_, out_, workspace_;
+  DeviceBuffer x_, ids_, weights_, logits_, bias_, map_, out_, workspace_;
   PreparedWeights prepared_;
   MoeArguments args_;
 };

@@ -57,6 +57,12 @@ Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeig
                        void* storage, size_t storage_bytes, cudaStream_t stream,
                        PreparedWeights* out);
 
+/// Routes m tokens on the GPU, as run() does when given router logits: logits [m, global
+/// experts] (fp32, bf16 or fp16) -> topk_ids [m, topk] int32 and topk_weights [m, topk] fp32,
+/// all device memory, enqueued on `stream`. Scores in fp32; ties go to the lower index.
+Status route_topk(const ProblemShape& shape, const RoutingConfig& routing, DType logits_dtype,
+                  const void* logits, int32_t* topk_ids, float* topk_weights, cudaStream_t stream);
+
 /// One call of the layer.
 struct MoeArguments {
   MoeInputs inputs;

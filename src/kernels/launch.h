@@ -11,6 +11,26 @@ namespace fusedmoe::kernels {
 enum class ElemType { kBF16, kFP16 };
 enum class GatedAct { kSilu, kGelu, kGeluTanh };
 
+enum class RoutingLogits { kFP32, kBF16, kFP16 };
+
+/// routing_topk: router logits [m, E] -> topk_ids / topk_weights [m, topk].
+struct RoutingParams {
+  const void* logits = nullptr;
+  RoutingLogits logits_dtype = RoutingLogits::kFP32;
+  int64_t m = 0;
+  int32_t num_experts = 0;  // global experts, <= 1024
+  int32_t topk = 1;         // <= 32
+  bool softmax = true;      // else sigmoid
+  bool renormalize = false;
+  int32_t n_group = 0;      // 0: no grouping; else <= 32, dividing num_experts
+  int32_t topk_group = 0;
+  const float* correction_bias = nullptr;  // [E] or nullptr
+  float routed_scaling_factor = 1.0f;
+  int32_t* topk_ids = nullptr;
+  float* topk_weights = nullptr;
+};
+cudaError_t launch_routing_topk(const RoutingParams& p, cudaStream_t stream);
+
 /// smxx_align_tokens: groups the m * topk (token, slot) pairs by local expert.
 struct AlignParams {
   const int32_t* topk_ids = nullptr;    // [pairs]

@@ -245,10 +245,13 @@ TEST(ApiValidation, DenseWeightsFollowTheBuild) {
   EXPECT_EQ(can_implement(args).code(), StatusCode::kNotImplemented) << can_implement(args).message();
   args.inputs.shape.inter = 128;
   pw.shape.inter = 128;
-  args.inputs.router_logits = f.weights.data();
+  args.inputs.router_logits = f.weights.data();  // routed on the GPU by routing_topk
   args.inputs.topk_ids = nullptr;
   args.inputs.topk_weights = nullptr;
-  EXPECT_EQ(can_implement(args).code(), StatusCode::kNotImplemented) << can_implement(args).message();
+  EXPECT_TRUE(can_implement(args).ok()) << can_implement(args).message();
+  args.inputs.routing.n_group = 4;  // groups of 2 experts, 2 of them eligible: topk 2 fits
+  args.inputs.routing.topk_group = 2;
+  EXPECT_TRUE(can_implement(args).ok()) << can_implement(args).message();
 }
 
 TEST(ApiValidation, Precisions) {

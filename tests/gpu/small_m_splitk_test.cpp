@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "fusedmoe/build_info.h"
 #include "fusedmoe/moe.h"
 #include "fusedmoe_ref/numeric.h"
+#include "fusedmoe_ref/random.h"
 #include "fusedmoe_ref/reference.h"
 #include "fusedmoe_ref/synthetic.h"
 #include "fusedmoe_ref/tolerance.h"
@@ -47,6 +49,7 @@ struct GpuCase {
   Activation activation = Activation::kSiluAndMul;
   bool weight_on_input = false;
   int64_t sample_rows = 0;  // compare only this many rows (0: all)
+  bool gpu_routing = false;  // route the logits on the GPU (else the reference router's ids)
 };
 
 std::string describe(const GpuCase& c) {
@@ -96,9 +99,15 @@ void make_inputs(const GpuCase& c, uint64_t seed, ref::LayerData* d) {
     ASSERT_TRUE(st.ok()) << st.message();
     d->topk_ids = r.ids;
     d->topk_weights = r.weights;
-    d->inputs.router_logits = nullptr;
-    d->inputs.topk_ids = d->topk_ids.data();
-    d->inputs.topk_weights = d->topk_weights.data();
+    d->inputs.routing = cfg;  // what the reference layer routes with when it gets the logits
+    if (c.gpu_routing) {
+      d->inputs.topk_ids = nullptr;
+      d->inputs.topk_weights = nullptr;
+    } else {
+      d->inputs.router_logits = nullptr;
+      d->inputs.topk_ids = d->topk_ids.data();
+      d->inputs.topk_weights = d->topk_weights.data();
+    }
   }
   if (c.ep_half) {
     d->expert_map.resize(static_cast<size_t>(2 * s.num_experts));
@@ -132,7 +141,8 @@ void run_case(const GpuCase& c) {
   tools::GpuLayer layer;
   Status st = layer.load_weights(d.inputs.shape, c.act, ck, nullptr);
   ASSERT_TRUE(st.ok()) << st.message();
-  st = layer.set_inputs(d.inputs, routing_of(d));
+  const ref::Routing routing = routing_of(d);
+  st = layer.set_inputs(d.inputs, c.gpu_routing ? nullptr : &routing);
   ASSERT_TRUE(st.ok()) << st.message();
   // Poison the workspace too: nothing may read what the layer did not write.
   if (layer.workspace_bytes() > 0) CUDA_OK(cudaMemset(layer.workspace(), 0xff, layer.workspace_bytes()));
@@ -238,6 +248,136 @@ TEST(SmallMSplitK, Fp16ActivationsAndWeightOnInput) {
   }
 }
 
+TEST(SmallMSplitK, RoutingFromLogitsOnTheGpu) {
+  REQUIRE_GPU();
+  // Every model routing (softmax +- renormalize, DeepSeek grouped with bias and scaling,
+  // Llama-4 sigmoid top-1 on input) through routing_topk inside run().
+  for (const char* name : {"mixtral_8x7b_tp1", "qwen2_57b_a14b_tp4", "qwen3_30b_a3b_tp1", "deepseek_v3_tp8",
+                           "llama4_scout_tp8"}) {
+    for (int64_t m : {1, 16, 64}) {
+      GpuCase c = bench_case(name, m);
+      c.gpu_routing = true;
+      run_case(c);
+    }
+  }
+  GpuCase wide = custom(9, 1024, 256, 128, 8, "softmax_topk_renormalize");  // E = 1024: 32 per lane
+  wide.gpu_routing = true;
+  run_case(wide);
+}
+
+// route_topk against the fp64 reference router. fp32 scores can order two experts whose
+// scores differ by ~1e-7 the other way; such near ties are accepted, nothing else.
+void check_routing(const ProblemShape& s, const RoutingConfig& cfg, DType dtype, uint64_t seed, bool use_bias = false) {
+  SCOPED_TRACE("E=" + std::to_string(s.num_experts) + " topk=" + std::to_string(s.topk) + " " + to_string(dtype) +
+               " n_group=" + std::to_string(cfg.n_group) + (use_bias ? " bias" : ""));
+  const int64_t n = s.m * s.num_experts;
+  ref::Rng rng(seed);
+  std::vector<float> logits_f(static_cast<size_t>(n));
+  std::vector<uint16_t> logits_h(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = 2.0 * rng.normal();
+    ref::store_from_double(dtype == DType::kFP32 ? static_cast<void*>(logits_f.data()) : logits_h.data(), dtype, i, v);
+  }
+  const void* host = dtype == DType::kFP32 ? static_cast<const void*>(logits_f.data()) : logits_h.data();
+  std::vector<float> bias(static_cast<size_t>(s.num_experts));
+  for (float& b : bias) b = static_cast<float>(0.1 * rng.normal());
+  tools::DeviceBuffer d_logits, d_ids, d_w, d_bias;
+  ASSERT_TRUE(d_logits.assign(host, static_cast<size_t>(n * dtype_size(dtype))).ok());
+  ASSERT_TRUE(d_ids.assign(nullptr, static_cast<size_t>(s.m * s.topk * 4)).ok());
+  ASSERT_TRUE(d_w.assign(nullptr, static_cast<size_t>(s.m * s.topk * 4)).ok());
+  ASSERT_TRUE(d_bias.assign(bias.data(), bias.size() * 4).ok());
+  RoutingConfig host_cfg = cfg, dev_cfg = cfg;
+  if (use_bias) {
+    host_cfg.correction_bias = bias.data();
+    dev_cfg.correction_bias = static_cast<const float*>(d_bias.get());
+  }
+  CUDA_OK(cudaMemset(d_ids.get(), 0xff, d_ids.bytes()));
+  const Status st = route_topk(s, dev_cfg, dtype, d_logits.get(), static_cast<int32_t*>(d_ids.get()),
+                               static_cast<float*>(d_w.get()), nullptr);
+  ASSERT_TRUE(st.ok()) << st.message();
+  CUDA_OK(cudaDeviceSynchronize());
+  std::vector<int32_t> ids(static_cast<size_t>(s.m * s.topk));
+  std::vector<float> w(ids.size());
+  CUDA_OK(cudaMemcpy(ids.data(), d_ids.get(), ids.size() * 4, cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(w.data(), d_w.get(), w.size() * 4, cudaMemcpyDeviceToHost));
+  ref::Routing want;
+  ASSERT_TRUE(ref::route(s, host_cfg, dtype, host, &want).ok());
+  int64_t near_ties = 0;
+  for (int64_t t = 0; t < s.m; ++t) {
+    bool same = true;
+    for (int k = 0; k < s.topk; ++k) same = same && ids[t * s.topk + k] == want.ids[t * s.topk + k];
+    if (!same) {
+      // Accept only an order flip between nearly equal weights.
+      ++near_ties;
+      for (int k = 0; k < s.topk; ++k) {
+        ASSERT_GE(ids[t * s.topk + k], 0);
+        ASSERT_LT(ids[t * s.topk + k], s.num_experts);
+        EXPECT_NEAR(w[t * s.topk + k], want.weights[t * s.topk + k], 1e-5 * (1.0 + std::fabs(want.weights[t * s.topk + k])))
+            << "token " << t << " slot " << k << ": ids differ beyond a near tie";
+      }
+      continue;
+    }
+    for (int k = 0; k < s.topk; ++k) {
+      EXPECT_NEAR(w[t * s.topk + k], want.weights[t * s.topk + k], 2e-6 * (1.0 + std::fabs(want.weights[t * s.topk + k])))
+          << "token " << t << " slot " << k;
+    }
+  }
+  EXPECT_LE(near_ties, s.m / 100) << "too many routing differences to be near ties";
+}
+
+TEST(RoutingTopk, MatchesReferenceRouter) {
+  REQUIRE_GPU();
+  auto shape = [](int64_t m, int32_t e, int32_t k) {
+    ProblemShape s;
+    s.m = m;
+    s.hidden = 8;
+    s.inter = 8;
+    s.num_experts = e;
+    s.topk = k;
+    return s;
+  };
+  RoutingConfig softmax_renorm;
+  softmax_renorm.renormalize = true;
+  check_routing(shape(1000, 8, 2), softmax_renorm, DType::kFP32, 1);      // Mixtral
+  check_routing(shape(1000, 64, 8), RoutingConfig(), DType::kBF16, 2);    // Qwen2, bf16 logits
+  check_routing(shape(1000, 128, 8), softmax_renorm, DType::kFP16, 3);    // Qwen3, fp16 logits
+  check_routing(shape(777, 60, 4), softmax_renorm, DType::kFP32, 4);      // E not a power of two
+  check_routing(shape(500, 1024, 8), softmax_renorm, DType::kFP32, 5);    // E = 1024
+  RoutingConfig sigmoid;
+  sigmoid.scoring = ScoringFunc::kSigmoid;
+  check_routing(shape(1000, 16, 1), sigmoid, DType::kFP32, 6);            // Llama-4
+  RoutingConfig deepseek;
+  deepseek.scoring = ScoringFunc::kSigmoid;
+  deepseek.renormalize = true;
+  deepseek.n_group = 8;
+  deepseek.topk_group = 4;
+  deepseek.routed_scaling_factor = 2.5f;
+  check_routing(shape(1000, 256, 8), deepseek, DType::kFP32, 7, true);    // DeepSeek-V3
+  check_routing(shape(1000, 384, 8), deepseek, DType::kBF16, 8, true);    // Kimi-K2-sized, bf16
+  check_routing(shape(1000, 256, 8), deepseek, DType::kFP32, 9);          // groups by best score
+  RoutingConfig v2 = softmax_renorm;                                       // DeepSeek-V2-Lite style
+  v2.n_group = 8;
+  v2.topk_group = 3;
+  check_routing(shape(500, 64, 6), v2, DType::kFP32, 10);
+}
+
+TEST(RoutingTopk, BadArgumentsAreNamed) {
+  ProblemShape s;
+  s.m = 4;
+  s.hidden = 8;
+  s.inter = 8;
+  s.num_experts = 64;
+  s.topk = 2;
+  RoutingConfig cfg;
+  Status st = route_topk(s, cfg, DType::kFP32, nullptr, nullptr, nullptr, nullptr);
+  EXPECT_EQ(st.message(), "logits: expected a device pointer, got nullptr");
+  cfg.n_group = 64;
+  cfg.topk_group = 2;
+  int dummy = 0;
+  st = route_topk(s, cfg, DType::kFP32, &dummy, &dummy, reinterpret_cast<float*>(&dummy), nullptr);
+  EXPECT_EQ(st.code(), StatusCode::kNotImplemented);
+}
+
 TEST(SmallMSplitK, CudaGraphReplaysWithNewRouting) {
   REQUIRE_GPU();
   GpuCase c = bench_case("qwen3_30b_a3b_tp1", 16);
@@ -246,7 +386,8 @@ TEST(SmallMSplitK, CudaGraphReplaysWithNewRouting) {
   const ref::Checkpoint& ck = checkpoint_for(c.shape, c.act);
   tools::GpuLayer layer;
   ASSERT_TRUE(layer.load_weights(c.shape, c.act, ck, nullptr).ok());
-  ASSERT_TRUE(layer.set_inputs(d.inputs, routing_of(d)).ok());
+  const ref::Routing routing = routing_of(d);
+  ASSERT_TRUE(layer.set_inputs(d.inputs, &routing).ok());
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
   cudaGraph_t graph;
