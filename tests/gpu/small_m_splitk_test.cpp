@@ -18,6 +18,7 @@
 #include "fusedmoe_ref/reference.h"
 #include "fusedmoe_ref/synthetic.h"
 #include "fusedmoe_ref/tolerance.h"
+#include "cpu/test_util.h"
 #include "gpu_layer.h"
 #include "shapes.h"
 
@@ -327,15 +328,7 @@ void check_routing(const ProblemShape& s, const RoutingConfig& cfg, DType dtype,
 
 TEST(RoutingTopk, MatchesReferenceRouter) {
   REQUIRE_GPU();
-  auto shape = [](int64_t m, int32_t e, int32_t k) {
-    ProblemShape s;
-    s.m = m;
-    s.hidden = 8;
-    s.inter = 8;
-    s.num_experts = e;
-    s.topk = k;
-    return s;
-  };
+  auto shape = [](int64_t m, int32_t e, int32_t k) { return testing_util::make_shape(m, 8, 8, e, k); };
   RoutingConfig softmax_renorm;
   softmax_renorm.renormalize = true;
   check_routing(shape(1000, 8, 2), softmax_renorm, DType::kFP32, 1);      // Mixtral
@@ -362,12 +355,7 @@ TEST(RoutingTopk, MatchesReferenceRouter) {
 }
 
 TEST(RoutingTopk, BadArgumentsAreNamed) {
-  ProblemShape s;
-  s.m = 4;
-  s.hidden = 8;
-  s.inter = 8;
-  s.num_experts = 64;
-  s.topk = 2;
+  const ProblemShape s = testing_util::make_shape(4, 8, 8, 64, 2);
   RoutingConfig cfg;
   Status st = route_topk(s, cfg, DType::kFP32, nullptr, nullptr, nullptr, nullptr);
   EXPECT_EQ(st.message(), "logits: expected a device pointer, got nullptr");
