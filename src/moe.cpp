@@ -114,9 +114,7 @@ Status route_topk(const ProblemShape& shape, const RoutingConfig& routing, DType
     return invalid_argument("logits_dtype", "fp32, bf16 or fp16", to_string(logits_dtype));
   }
   FUSEDMOE_RETURN_IF_ERROR(validate_routing(shape, routing));
-  if (routing.n_group > 32) {
-    return not_implemented("routing_topk keeps one group per lane: n_group <= 32, got " + str(routing.n_group));
-  }
+  FUSEDMOE_RETURN_IF_ERROR(check_gpu_routing(routing));
   if (shape.m == 0) return Status();
   const std::pair<const char*, const void*> pointers[] = {
       {"logits", logits}, {"topk_ids", topk_ids}, {"topk_weights", topk_weights}};

@@ -47,6 +47,13 @@ bool kernel_family_available(KernelFamily family) {
 #endif
 }
 
+Status check_gpu_routing(const RoutingConfig& r) {
+  if (r.n_group > 32) {
+    return detail::not_implemented("routing_topk keeps one group per lane: n_group <= 32, got " + str(r.n_group));
+  }
+  return Status();
+}
+
 SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
                                        int32_t sm_count) {
   constexpr int kWarps = 8;

@@ -24,6 +24,9 @@ KernelFamily kernel_family_for(const QuantParams& quant);
 /// Whether this build compiled the family's kernels.
 bool kernel_family_available(KernelFamily family);
 
+/// Limits of the routing_topk kernel beyond validate_routing (one group score per lane).
+Status check_gpu_routing(const RoutingConfig& routing);
+
 /// Launch configuration of the small-M path for one GEMM (see choose_small_m_config).
 struct SmallMGemmConfig {
   int32_t split_k = 1;   ///< warps of a CTA sharing one 16-row tile's K range: 1, 2, 4, 8

@@ -77,9 +77,7 @@ Status gpu_route(const ProblemShape& s, const RoutingConfig& r, DType logits_dty
 Status small_m_can_implement(const MoeArguments& args) {
   const MoeInputs& in = args.inputs;
   const PreparedWeights& w = *args.weights;
-  if (in.router_logits != nullptr && in.routing.n_group > 32) {
-    return not_implemented("routing_topk keeps one group per lane: n_group <= 32, got " + str(in.routing.n_group));
-  }
+  if (in.router_logits != nullptr) FUSEDMOE_RETURN_IF_ERROR(check_gpu_routing(in.routing));
   if (in.shape.hidden % 8 != 0 || in.shape.inter % 8 != 0) {
     return not_implemented("small_m_splitk reads 16-byte vectors: hidden and inter must be multiples of 8, got " +
                            str(in.shape.hidden) + " and " + str(in.shape.inter));
