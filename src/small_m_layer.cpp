@@ -147,40 +147,36 @@ Status small_m_run(const MoeArguments& args, void* workspace, size_t workspace_b
   g.sorted_pairs = al.sorted_pairs;
   g.active_experts = al.active_experts;
 
-  g.gate_up = true;
-  g.x = in.x;
-  g.w = args.weights->w13.weight;
-  g.out = at<void>(workspace, ws, "intermediate");
-  g.n_out = s.inter;
-  g.k = s.hidden;
-  SmallMGemmConfig cfg = choose_small_m_config((s.inter + 7) / 8, max_active, pairs, s.hidden, sms);
-  g.split_k = cfg.split_k;
-  g.n_tiles = cfg.n_tiles;
-  err = kernels::launch_grouped_gemv(g, stream);
-  if (err != cudaSuccess) return cuda_error(err, "small_m_splitk gate-up launch");
-
-  g.gate_up = false;
-  g.x = g.out;
-  g.w = args.weights->w2.weight;
-  g.out = at<void>(workspace, ws, "expert_out");
-  g.n_out = s.hidden;
-  g.k = s.inter;
-  cfg = choose_small_m_config((s.hidden + 15) / 16, max_active, pairs, s.inter, sms);
-  g.split_k = cfg.split_k;
-  g.n_tiles = cfg.n_tiles;
-  err = kernels::launch_grouped_gemv(g, stream);
-  if (err != cudaSuccess) return cuda_error(err, "small_m_splitk down launch");
+  // Both GEMMs: the planner picks split-K and token tiles from the expert's tile count.
+  auto gemm = [&](bool gate_up, const void* x, const void* w, void* out, int64_t n_out, int64_t k) {
+    g.gate_up = gate_up;
+    g.x = x;
+    g.w = w;
+    g.out = out;
+    g.n_out = n_out;
+    g.k = k;
+    const SmallMGemmConfig cfg =
+        choose_small_m_config(kernels::grouped_gemv_tiles(gate_up, n_out), max_active, pairs, k, sms);
+    g.split_k = cfg.split_k;
+    g.n_tiles = cfg.n_tiles;
+    const cudaError_t e = kernels::launch_grouped_gemv(g, stream);
+    return e == cudaSuccess ? Status() : cuda_error(e, gate_up ? "small_m_splitk gate-up launch" : "small_m_splitk down launch");
+  };
+  void* intermediate = at<void>(workspace, ws, "intermediate");
+  void* expert_out = at<void>(workspace, ws, "expert_out");
+  FUSEDMOE_RETURN_IF_ERROR(gemm(true, in.x, args.weights->w13.weight, intermediate, s.inter, s.hidden));
+  FUSEDMOE_RETURN_IF_ERROR(gemm(false, intermediate, args.weights->w2.weight, expert_out, s.hidden, s.inter));
 
   kernels::CombineParams c;
   c.elem = elem;
-  c.y = g.out;
+  c.y = expert_out;
   c.out = args.out;
   c.m = s.m;
   c.hidden = s.hidden;
   c.topk = s.topk;
   c.topk_ids = topk_ids;
   c.expert_map = in.expert_map;
-  c.global_experts = global_experts(s);
+  c.global_experts = al.global_experts;
   err = kernels::launch_combine(c, stream);
   if (err != cudaSuccess) return cuda_error(err, "combine launch");
   return Status();

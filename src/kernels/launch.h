@@ -72,6 +72,9 @@ struct GroupedGemvParams {
 };
 cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, cudaStream_t stream);
 
+/// 16-row MMA tiles of one expert's output: gate-up pairs 8 gate with 8 up rows, down takes 16.
+inline int64_t grouped_gemv_tiles(bool gate_up, int64_t n_out) { return gate_up ? (n_out + 7) / 8 : (n_out + 15) / 16; }
+
 /// combine: out[t] = sum over the token's local slots of y[t * topk + s], in slot order.
 struct CombineParams {
   ElemType elem = ElemType::kBF16;

@@ -331,7 +331,7 @@ cudaError_t launch_combine_typed(const CombineParams& p, unsigned blocks, cudaSt
 
 template <typename T, int kNTiles, bool kGateUp>
 cudaError_t launch_gemv_tiles(const GroupedGemvParams& p, cudaStream_t stream) {
-  const int64_t tiles = kGateUp ? (p.n_out + 7) / 8 : (p.n_out + 15) / 16;
+  const int64_t tiles = grouped_gemv_tiles(kGateUp, p.n_out);
   const int row_tiles = kWarps / p.split_k;
   const dim3 grid(static_cast<unsigned>((tiles + row_tiles - 1) / row_tiles), static_cast<unsigned>(p.max_active));
   switch (p.split_k) {
