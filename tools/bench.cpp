@@ -41,15 +41,12 @@ void check(cudaError_t err, const char* what) {
   if (err != cudaSuccess) throw CudaFailure{std::string(what) + ": " + cudaGetErrorString(err)};
 }
 
-struct Buffer {
-  void* ptr = nullptr;
-  explicit Buffer(size_t bytes) { check(cudaMalloc(&ptr, bytes == 0 ? 16 : bytes), "cudaMalloc"); }
-  Buffer(const void* host, size_t bytes) : Buffer(bytes) {
-    if (bytes) check(cudaMemcpy(ptr, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+// Device memory for the bench (tools::DeviceBuffer), failures thrown like the CUDA calls'.
+struct Buffer : DeviceBuffer {
+  explicit Buffer(size_t bytes, const void* host = nullptr) {
+    const Status st = assign(host, bytes);
+    if (!st.ok()) throw CudaFailure{st.message()};
   }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { cudaFree(ptr); }
 };
 
 double median(std::vector<double> v) {
@@ -88,8 +85,8 @@ Rooflines measure_rooflines(cudaStream_t stream, void* flush, size_t flush_bytes
   Rooflines r;
   const size_t bytes = size_t{4} << 30;
   Buffer src(bytes), sink(static_cast<size_t>(sms) * 8 * sizeof(float));
-  check(cudaMemset(src.ptr, 0x3c, bytes), "cudaMemset");
-  auto read = [&] { check(launch_read_bandwidth(src.ptr, bytes, static_cast<float*>(sink.ptr), sms * 8, stream), "read"); };
+  check(cudaMemset(src.get(), 0x3c, bytes), "cudaMemset");
+  auto read = [&] { check(launch_read_bandwidth(src.get(), bytes, static_cast<float*>(sink.get()), sms * 8, stream), "read"); };
   read();
   r.read_tbs = bytes / time_us(read, 20, stream, flush, flush_bytes) / 1e6;
 
@@ -97,14 +94,14 @@ Rooflines measure_rooflines(cudaStream_t stream, void* flush, size_t flush_bytes
   std::vector<uint16_t> host(static_cast<size_t>(n) * n);
   ref::Rng rng(17);
   for (auto& v : host) v = ref::float_to_bf16(static_cast<float>(rng.uniform(-1.0, 1.0)));
-  Buffer a(host.data(), host.size() * 2), b(host.data(), host.size() * 2), c(host.size() * 2);
+  Buffer a(host.size() * 2, host.data()), b(host.size() * 2, host.data()), c(host.size() * 2);
   cublasHandle_t handle;
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) throw CudaFailure{"cublasCreate failed"};
   cublasSetStream(handle, stream);
   const float alpha = 1.0f, beta = 0.0f;
   auto gemm = [&] {
-    if (cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.ptr, CUDA_R_16BF, n, b.ptr, CUDA_R_16BF, n,
-                     &beta, c.ptr, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+    if (cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.get(), CUDA_R_16BF, n, b.get(), CUDA_R_16BF, n,
+                     &beta, c.get(), CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
       throw CudaFailure{"cublasGemmEx failed"};
     }
   };
@@ -152,7 +149,7 @@ int bench_main(const BenchOptions& opt) {
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     const size_t flush_bytes = static_cast<size_t>(std::max<int64_t>(dev.l2_bytes * 4, 256 << 20));
     Buffer flush(flush_bytes);
-    const Rooflines roof = measure_rooflines(stream, flush.ptr, flush_bytes, dev.sm_count);
+    const Rooflines roof = measure_rooflines(stream, flush.get(), flush_bytes, dev.sm_count);
     const BuildInfo b = build_info();
     std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s\n", dev.name.c_str(), dev.sm_count,
                 b.git_revision.c_str(), b.cuda_version.c_str(), precision.name.c_str());
@@ -213,7 +210,7 @@ int bench_main(const BenchOptions& opt) {
         check(cudaStreamSynchronize(stream), "sync");
         const double once_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const int iters = static_cast<int>(std::clamp(opt.seconds_per_point / std::max(once_s, 1e-6), 10.0, 200.0));
-        const double us = time_us(launch, iters, stream, flush.ptr, flush_bytes);
+        const double us = time_us(launch, iters, stream, flush.get(), flush_bytes);
         cudaGraphExecDestroy(exec);
         cudaGraphDestroy(graph);
 
