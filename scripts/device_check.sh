@@ -42,7 +42,7 @@ row "build" "ok" "$(since "$start"), $(nproc) jobs, no C7510"
 row "fusedmoe info" "$([ $? -eq 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^gpu 0' "$out/info.txt" | cut -c1-90)"
 
 start=$(t)
-ctest --test-dir "$build" -j 8 --output-on-failure > "$out/ctest.log" 2>&1
+timeout 300 ctest --test-dir "$build" -j 8 --output-on-failure > "$out/ctest.log" 2>&1
 status=$?
 summary=$(grep -E "tests passed|tests failed" "$out/ctest.log" | tail -1)
 skipped=$(grep -c "Skipped" "$out/ctest.log")
@@ -59,16 +59,16 @@ for shape in mixtral_8x7b_tp1 qwen2_57b_a14b_tp4 qwen3_30b_a3b_tp1 deepseek_v3_t
   row "check $shape m=16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$result, $(since "$start")"
 done
 # compute-sanitizer over a small GPU case set: out-of-bounds accesses and shared-memory races.
-san_filter='SmallMSplitK.EdgeShapes:SmallMSplitK.Fp16ActivationsAndWeightOnInput'
-: > "$out/sanitizer.txt"
+san_filter='Paths/DenseLayer.EdgeShapes/*:Paths/DenseLayer.Fp16ActivationsAndWeightOnInput/*'
+echo "== compute-sanitizer ($san_filter)" >> "$out/checks.txt"
 for tool in memcheck racecheck; do
   start=$(t)
-  compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/tests/fusedmoe_gpu_tests" --gtest_filter="$san_filter" \
-    >> "$out/sanitizer.txt" 2>&1
+  timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/tests/fusedmoe_gpu_tests" --gtest_filter="$san_filter" \
+    >> "$out/checks.txt" 2>&1
   status=$?
   [ $status -eq 0 ] || overall=1
   row "compute-sanitizer $tool" "$([ $status -eq 0 ] && echo ok || echo FAIL)" \
-    "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer.txt" | tail -1), $(since "$start")"
+    "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/checks.txt" | tail -1), $(since "$start")"
 done
 
 start=$(t)
@@ -76,5 +76,13 @@ start=$(t)
 status=$?
 [ $status -eq 0 ] || overall=1
 row "bench bf16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$(grep -c '^[a-z]' "$out/bench_bf16.csv" 2>/dev/null) points, $(since "$start")"
+# Forced paths side by side (BENCH_PATHS="small_m grouped_gemm", BENCH_PATH_ARGS narrows the grid).
+for path in ${BENCH_PATHS:-}; do
+  start=$(t)
+  "$build/fusedmoe" bench --precision bf16 --path "$path" ${BENCH_PATH_ARGS:-} >> "$out/bench_paths.txt" 2>&1
+  status=$?
+  [ $status -eq 0 ] || overall=1
+  row "bench bf16 --path $path" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$(since "$start")"
+done
 cat "$out/bench_bf16.txt"
 finish "$overall"

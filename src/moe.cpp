@@ -6,7 +6,7 @@
 #include "planner.h"
 #include "validate.h"
 #ifdef FUSEDMOE_WITH_CUDA
-#include "small_m_layer.h"
+#include "dense_layer.h"
 #endif
 
 namespace fusedmoe {
@@ -18,10 +18,9 @@ using detail::str;
 namespace {
 
 Status no_kernel(const QuantParams& q, DType act_dtype) {
-  const KernelFamily family = kernel_family_for(q);
   return not_implemented(std::string("no GPU kernel for ") + to_string(q.format) + " weights with " +
                          to_string(act_dtype) + " activations in this build (kernel family " +
-                         kernel_family_name(family) + " is not compiled)");
+                         kernel_families_description(q) + " is not compiled)");
 }
 
 Status check_prepared(const MoeArguments& args) {
@@ -49,11 +48,15 @@ Status can_implement(const MoeArguments& args) {
   if (args.inputs.shape.m > 0 && args.out == nullptr) {
     return invalid_argument("out", "a pointer to [m, hidden] output", "nullptr");
   }
+  if (args.path != KernelPath::kAuto && args.weights->quant.format != WeightFormat::kDense) {
+    return invalid_argument("path", std::string("auto for ") + to_string(args.weights->quant.format) + " weights",
+                            to_string(args.path));
+  }
   if (!kernel_family_available(kernel_family_for(args.weights->quant))) {
     return no_kernel(args.weights->quant, args.inputs.act_dtype);
   }
 #ifdef FUSEDMOE_WITH_CUDA
-  return small_m_can_implement(args);  // the only compiled family
+  return dense_can_implement(args);  // the only compiled kernels
 #else
   return Status(StatusCode::kInternal, "can_implement: a CPU-only build reported a kernel family");
 #endif
@@ -62,16 +65,21 @@ Status can_implement(const MoeArguments& args) {
 Status workspace_size(const MoeArguments& args, size_t* bytes) {
   if (bytes == nullptr) return invalid_argument("bytes", "non-null", "nullptr");
   FUSEDMOE_RETURN_IF_ERROR(can_implement(args));
+#ifdef FUSEDMOE_WITH_CUDA
+  KernelFamily family = KernelFamily::kSmallMSplitK;
   WorkspaceLayout ws;
-  FUSEDMOE_RETURN_IF_ERROR(plan_workspace(args.inputs, args.weights->quant, 1, &ws));  // small-M: no padding
+  FUSEDMOE_RETURN_IF_ERROR(dense_plan(args, &family, &ws));
   *bytes = ws.total_bytes;
   return Status();
+#else
+  return Status(StatusCode::kInternal, "workspace_size: a CPU-only build reported a kernel family");
+#endif
 }
 
 Status run(const MoeArguments& args, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   FUSEDMOE_RETURN_IF_ERROR(can_implement(args));
 #ifdef FUSEDMOE_WITH_CUDA
-  return small_m_run(args, workspace, workspace_bytes, stream);
+  return dense_run(args, workspace, workspace_bytes, stream);
 #else
   (void)workspace;
   (void)workspace_bytes;
@@ -86,7 +94,7 @@ Status prepared_weights_size(const ProblemShape& shape, DType act_dtype, const M
   FUSEDMOE_RETURN_IF_ERROR(validate_shape(shape));
   FUSEDMOE_RETURN_IF_ERROR(validate_weights(shape, act_dtype, w));
   if (!kernel_family_available(kernel_family_for(w.quant))) return no_kernel(w.quant, act_dtype);
-  *bytes = 0;  // small_m_splitk reads the checkpoint layout (w13 gate rows, then up rows) as it is
+  *bytes = 0;  // the dense kernels read the checkpoint layout (w13 gate rows, then up rows) as it is
   return Status();
 }
 
@@ -132,9 +140,8 @@ Status route_topk(const ProblemShape& shape, const RoutingConfig& routing, DType
 std::vector<PathInfo> supported_paths() {
   std::vector<PathInfo> paths;
   for (const Precision& p : known_precisions()) {
-    const KernelFamily family = kernel_family_for(p.quant);
-    const bool available = kernel_family_available(family);
-    paths.push_back(PathInfo{p.name, kernel_family_name(family), available,
+    const bool available = kernel_family_available(kernel_family_for(p.quant));
+    paths.push_back(PathInfo{p.name, kernel_families_description(p.quant), available,
                              available ? "" : "not compiled in this build"});
   }
   return paths;

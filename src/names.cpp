@@ -1,4 +1,5 @@
 // Names of the public enums, element sizes and TensorSpec helpers.
+#include "fusedmoe/moe.h"
 #include "fusedmoe/status.h"
 #include "fusedmoe/types.h"
 
@@ -75,6 +76,26 @@ const char* to_string(Projection v) {
     case Projection::kW2: return "w2";
   }
   return "unknown projection";
+}
+
+const char* to_string(KernelPath v) {
+  switch (v) {
+    case KernelPath::kAuto: return "auto";
+    case KernelPath::kSmallM: return "small_m";
+    case KernelPath::kGroupedGemm: return "grouped_gemm";
+  }
+  return "unknown kernel path";
+}
+
+Status parse_kernel_path(const std::string& name, KernelPath* out) {
+  for (KernelPath v : {KernelPath::kAuto, KernelPath::kSmallM, KernelPath::kGroupedGemm}) {
+    if (name == to_string(v)) {
+      if (out != nullptr) *out = v;
+      return Status();
+    }
+  }
+  return Status(StatusCode::kInvalidArgument,
+                "path: expected auto, small_m or grouped_gemm, got '" + name + "'");
 }
 
 int64_t dtype_size(DType dtype) {

@@ -1,5 +1,6 @@
 #include "planner.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -34,17 +35,32 @@ KernelFamily kernel_family_for(const QuantParams& q) {
     case WeightFormat::kMoeWNA16: return KernelFamily::kWna16GroupedGemm;
     case WeightFormat::kDense: break;
   }
-  // Every batch size on the small-M path until the tensor-core grouped GEMM exists.
-  return KernelFamily::kSmallMSplitK;
+  return KernelFamily::kSm90Bf16GroupedGemm;
+}
+
+std::string kernel_families_description(const QuantParams& q) {
+  const KernelFamily family = kernel_family_for(q);
+  if (family == KernelFamily::kSm90Bf16GroupedGemm) {
+    return std::string(kernel_family_name(KernelFamily::kSmallMSplitK)) + " + " + kernel_family_name(family);
+  }
+  return kernel_family_name(family);
 }
 
 bool kernel_family_available(KernelFamily family) {
 #ifdef FUSEDMOE_WITH_CUDA
-  return family == KernelFamily::kSmallMSplitK;
+  return family == KernelFamily::kSmallMSplitK || family == KernelFamily::kSm90Bf16GroupedGemm;
 #else
   (void)family;
   return false;  // a CPU-only build has no kernels
 #endif
+}
+
+KernelFamily choose_dense_family(int64_t pairs, int64_t num_experts, int64_t inter, KernelPath path) {
+  if (path == KernelPath::kSmallM) return KernelFamily::kSmallMSplitK;
+  if (path == KernelPath::kGroupedGemm) return KernelFamily::kSm90Bf16GroupedGemm;
+  const int64_t active = std::max<int64_t>(1, std::min(num_experts, pairs));
+  const int64_t min_rows = inter <= kSmallInter ? kGroupedMinRowsSmallInter : kGroupedMinRowsPerExpert;
+  return pairs >= min_rows * active ? KernelFamily::kSm90Bf16GroupedGemm : KernelFamily::kSmallMSplitK;
 }
 
 Status check_gpu_routing(const RoutingConfig& r) {
@@ -104,22 +120,17 @@ class LayoutBuilder {
 
 }  // namespace
 
-Status plan_workspace(const MoeInputs& in, const QuantParams& q, int32_t block_m,
-                      WorkspaceLayout* out) {
+Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelFamily family,
+                      size_t gemm_workspace_bytes, WorkspaceLayout* out) {
   if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
   FUSEDMOE_RETURN_IF_ERROR(validate_shape(in.shape));
-  if (block_m <= 0 || (block_m & (block_m - 1)) != 0) {
-    return invalid_argument("block_m", "a positive power of two", str(block_m));
-  }
   const ProblemShape& s = in.shape;
   const int64_t pairs = s.m * s.topk;  // < 2^31, checked by validate_shape
   const int64_t e = s.num_experts;
-  // Each expert's rows are padded to a multiple of block_m: at most block_m - 1 extra per expert.
-  const int64_t sorted_rows = pairs + e * (block_m - 1);
-  const int64_t tiles = (sorted_rows + block_m - 1) / block_m;
   const int64_t act_bytes = dtype_size(in.act_dtype);
   const bool fp8 = q.act_quant != ActQuant::kNone;
   const int64_t elem = fp8 ? 1 : act_bytes;
+  const bool grouped = family != KernelFamily::kSmallMSplitK;
   const std::string pair_str = "m * topk = " + str(pairs);
 
   LayoutBuilder b(out);
@@ -130,8 +141,8 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, int32_t block_m
   FUSEDMOE_RETURN_IF_ERROR(b.add("expert_counts", e, 4, "E = " + str(e)));
   FUSEDMOE_RETURN_IF_ERROR(b.add("expert_offsets", e + 1, 8, "E + 1 = " + str(e + 1)));
   FUSEDMOE_RETURN_IF_ERROR(b.add("active_experts", e + 1, 4, "E + 1 = " + str(e + 1)));
-  FUSEDMOE_RETURN_IF_ERROR(b.add("sorted_pairs", sorted_rows, 4, "padded rows = " + str(sorted_rows)));
-  FUSEDMOE_RETURN_IF_ERROR(b.add("tile_expert", tiles, 4, "tiles = " + str(tiles)));
+  FUSEDMOE_RETURN_IF_ERROR(b.add("sorted_pairs", pairs, 4, pair_str));
+  if (grouped) FUSEDMOE_RETURN_IF_ERROR(b.add("row_of_pair", pairs, 4, pair_str));
   int64_t count = 0;
   if (fp8) {
     // x quantized once before GEMM1, with its scales (at most one per block_k columns).
@@ -141,21 +152,34 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, int32_t block_m
     if (!checked_mul(s.m, groups, &count)) return invalid_argument("m * groups", "< 2^63", str(s.m));
     FUSEDMOE_RETURN_IF_ERROR(b.add("x_scales", count, 4, "m * hidden groups"));
   }
-  // GEMM1 output after the activation: one row per (token, slot), I columns.
-  if (!checked_mul(sorted_rows, s.inter, &count)) {
-    return invalid_argument("padded rows * inter", "< 2^63", str(sorted_rows) + " * " + str(s.inter));
+  if (grouped) {
+    // GEMM1's output before the activation: gate and up halves, 2I columns per sorted row.
+    if (!checked_mul(pairs, 2 * s.inter, &count)) {
+      return invalid_argument("m * topk * 2 * inter", "< 2^63", pair_str + " * " + str(2 * s.inter));
+    }
+    FUSEDMOE_RETURN_IF_ERROR(b.add("gate_up", count, act_bytes, "m * topk * 2 * inter"));
   }
-  FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate", count, elem, "padded rows * inter"));
+  // GEMM1 output after the activation: one row per (token, slot), I columns.
+  if (!checked_mul(pairs, s.inter, &count)) {
+    return invalid_argument("m * topk * inter", "< 2^63", pair_str + " * " + str(s.inter));
+  }
+  FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate", count, elem, "m * topk * inter"));
   if (fp8) {
     const int64_t groups = (s.inter + q.block_k - 1) / q.block_k;
-    if (!checked_mul(sorted_rows, groups, &count)) return invalid_argument("rows * groups", "< 2^63", "");
-    FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate_scales", count, 4, "padded rows * inter groups"));
+    if (!checked_mul(pairs, groups, &count)) return invalid_argument("m * topk * groups", "< 2^63", pair_str);
+    FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate_scales", count, 4, "m * topk * inter groups"));
   }
-  // GEMM2 output per (token, slot), summed over slots by the deterministic combine.
+  // GEMM2 output per (token, slot), summed over slots by the deterministic combine. The
+  // grouped path first gathers x's rows in expert order here (dead once GEMM1 has run).
   if (!checked_mul(pairs, s.hidden, &count)) {
     return invalid_argument("m * topk * hidden", "< 2^63", pair_str + " * " + str(s.hidden));
   }
-  return b.add("expert_out", count, act_bytes, "m * topk * hidden");
+  FUSEDMOE_RETURN_IF_ERROR(b.add("expert_out", count, act_bytes, "m * topk * hidden"));
+  if (grouped && gemm_workspace_bytes > 0) {
+    FUSEDMOE_RETURN_IF_ERROR(b.add("gemm_workspace", static_cast<int64_t>(gemm_workspace_bytes), 1,
+                                   "grouped GEMM arguments"));
+  }
+  return Status();
 }
 
 }  // namespace fusedmoe

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "fusedmoe/moe.h"
@@ -20,9 +21,25 @@ enum class KernelFamily {
 };
 
 const char* kernel_family_name(KernelFamily family);
+/// The family of a quantized format; dense weights have two (see choose_dense_family) and
+/// report sm90_bf16_grouped_gemm here.
 KernelFamily kernel_family_for(const QuantParams& quant);
+/// "small_m_splitk + sm90_bf16_grouped_gemm" for dense weights, else the one family's name.
+std::string kernel_families_description(const QuantParams& quant);
 /// Whether this build compiled the family's kernels.
 bool kernel_family_available(KernelFamily family);
+
+/// The dense layer's path from host-known sizes, by the rows an active expert averages
+/// (r = pairs / min(E, pairs)): the weight-streaming small-M kernel below r = 6, the
+/// tensor-core grouped GEMM from there on; with inter <= 256 (DeepSeek-V3 TP8) already from
+/// r = 2, where the small-M down GEMM's K = inter leaves its CTAs too little work. Measured on
+/// the H200 with both paths forced (docs/PERF.md, v9): the crossover lies between r = 4 and 8
+/// on the five bench shapes, between 1 and 2 on DeepSeek-V3 TP8. `path` other than kAuto
+/// forces the choice.
+inline constexpr int64_t kGroupedMinRowsPerExpert = 6;
+inline constexpr int64_t kGroupedMinRowsSmallInter = 2;
+inline constexpr int64_t kSmallInter = 256;
+KernelFamily choose_dense_family(int64_t pairs, int64_t num_experts, int64_t inter, KernelPath path);
 
 /// Limits of the routing_topk kernel beyond validate_routing (one group score per lane).
 Status check_gpu_routing(const RoutingConfig& routing);
@@ -62,9 +79,11 @@ struct WorkspaceLayout {
   const WorkspaceBuffer* find(const char* name) const;
 };
 
-/// Lays out the workspace for `block_m` rows per GEMM tile. All products in 64 bits; fails
-/// (naming the product) when a size leaves int64.
-Status plan_workspace(const MoeInputs& inputs, const QuantParams& quant, int32_t block_m,
-                      WorkspaceLayout* out);
+/// Lays out the workspace of `family` (kSmallMSplitK or kSm90Bf16GroupedGemm; the quantized
+/// families add their activation buffers). `gemm_workspace_bytes` is what the grouped GEMM
+/// needs for its per-expert arguments and CUTLASS workspace (0 for the small-M path). All
+/// products in 64 bits; fails (naming the product) when a size leaves int64.
+Status plan_workspace(const MoeInputs& inputs, const QuantParams& quant, KernelFamily family,
+                      size_t gemm_workspace_bytes, WorkspaceLayout* out);
 
 }  // namespace fusedmoe

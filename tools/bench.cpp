@@ -151,8 +151,8 @@ int bench_main(const BenchOptions& opt) {
     Buffer flush(flush_bytes);
     const Rooflines roof = measure_rooflines(stream, flush.get(), flush_bytes, dev.sm_count);
     const BuildInfo b = build_info();
-    std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s\n", dev.name.c_str(), dev.sm_count,
-                b.git_revision.c_str(), b.cuda_version.c_str(), precision.name.c_str());
+    std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s; path %s\n", dev.name.c_str(),
+                dev.sm_count, b.git_revision.c_str(), b.cuda_version.c_str(), precision.name.c_str(), to_string(opt.path));
     std::printf("rooflines (this run): read %.2f TB/s (4 GiB, 16-byte loads), dense bf16 matmul %.0f TFLOP/s "
                 "(cuBLAS 8192^3)\n",
                 roof.read_tbs, roof.matmul_tfs);
@@ -160,7 +160,7 @@ int bench_main(const BenchOptions& opt) {
     std::FILE* csv = opt.csv_path.empty() ? nullptr : std::fopen(opt.csv_path.c_str(), "w");
     if (csv) {
       std::fprintf(csv, "gpu,git,precision,shape,m,us,bytes,flops,tb_s,tflop_s,floor_us,pct_roofline,"
-                        "read_tbs,matmul_tfs,vllm_bf16_us,speedup_vs_vllm\n");
+                        "read_tbs,matmul_tfs,vllm_bf16_us,speedup_vs_vllm,path\n");
     }
     std::printf("%-20s %6s %10s %8s %8s %9s %7s %10s %8s\n", "shape", "m", "us", "TB/s", "TFLOP/s", "floor_us",
                 "%roof", "vllm_us", "speedup");
@@ -190,7 +190,7 @@ int bench_main(const BenchOptions& opt) {
         if (!st.ok()) throw CudaFailure{st.message()};
         const std::set<int32_t> hit(routing.ids.begin(), routing.ids.end());
         d.inputs.apply_router_weight_on_input = spec.routing.weight_on_input;
-        st = layer.set_inputs(d.inputs, &routing);
+        st = layer.set_inputs(d.inputs, &routing, opt.path);
         if (!st.ok()) {
           std::printf("%-20s %6lld  %s\n", spec.name.c_str(), static_cast<long long>(m), st.message().c_str());
           ++failures;
@@ -227,10 +227,10 @@ int bench_main(const BenchOptions& opt) {
         std::printf("%-20s %6lld %10.1f %8.2f %8.1f %9.1f %6.1f%% %10s %8s\n", spec.name.c_str(), static_cast<long long>(m),
                     us, bytes / us / 1e6, flops / us / 1e6, floor_us, 100.0 * floor_us / us, peer_us, speedup);
         if (csv) {
-          std::fprintf(csv, "%s,%s,%s,%s,%lld,%.2f,%.0f,%.0f,%.3f,%.2f,%.2f,%.1f,%.3f,%.1f,%.1f,%.3f\n", dev.name.c_str(),
+          std::fprintf(csv, "%s,%s,%s,%s,%lld,%.2f,%.0f,%.0f,%.3f,%.2f,%.2f,%.1f,%.3f,%.1f,%.1f,%.3f,%s\n", dev.name.c_str(),
                        b.git_revision.c_str(), precision.name.c_str(), spec.name.c_str(), static_cast<long long>(m), us,
                        bytes, flops, bytes / us / 1e6, flops / us / 1e6, floor_us, 100.0 * floor_us / us, roof.read_tbs,
-                       roof.matmul_tfs, vllm, vllm > 0 ? vllm / us : 0.0);
+                       roof.matmul_tfs, vllm, vllm > 0 ? vllm / us : 0.0, to_string(opt.path));
         }
         std::fflush(stdout);
       }

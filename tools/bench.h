@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "fusedmoe/moe.h"
 #include "shapes.h"
 
 namespace fusedmoe::tools {
@@ -16,6 +17,7 @@ struct BenchOptions {
   std::string csv_path;            ///< empty: no CSV
   std::string peers_file;          ///< bench/peers_h200.csv
   double seconds_per_point = 0.3;  ///< timed replays per point: about this long, 10..200 of them
+  KernelPath path = KernelPath::kAuto;  ///< dense layers: the planner's path or a forced one
 };
 
 /// Prints a table (and writes the CSV); 0 when every point ran, 1 otherwise, 2 without a GPU.

@@ -57,7 +57,8 @@ const char* kUsage =
     "  --m 1,2,4                 batch sizes (default: the shapes file's, up to 4096)\n"
     "  --precision NAME          as for check (default bf16)\n"
     "  --csv PATH                also write the rows as CSV\n"
-    "  --seconds S               time per point (default 0.3)\n";
+    "  --seconds S               time per point (default 0.3)\n"
+    "  --path P                  auto (default), small_m or grouped_gemm: force a dense path\n";
 
 struct Args {
   std::string command;
@@ -342,7 +343,7 @@ int cmd_bench(const Args& args) {
   (void)args;
   return usage_error("bench needs a CUDA build (this one is CPU-only)");
 #else
-  static const char* kKnown[] = {"shape", "m", "precision", "csv", "seconds", "shapes-file"};
+  static const char* kKnown[] = {"shape", "m", "precision", "csv", "seconds", "shapes-file", "path"};
   for (const auto& kv : args.options) {
     bool known = false;
     for (const char* k : kKnown) known = known || kv.first == k;
@@ -377,6 +378,10 @@ int cmd_bench(const Args& args) {
   if (args.options.count("csv")) opt.csv_path = args.options.at("csv");
   if (args.options.count("seconds")) opt.seconds_per_point = std::atof(args.options.at("seconds").c_str());
   if (!(opt.seconds_per_point > 0.0)) return usage_error("--seconds: expected a positive number");
+  if (args.options.count("path")) {
+    const fm::Status path_st = fm::parse_kernel_path(args.options.at("path"), &opt.path);
+    if (!path_st.ok()) return usage_error("--" + path_st.message());
+  }
   opt.peers_file = FUSEDMOE_PEERS_FILE;
   return ft::bench_main(opt);
 #endif

@@ -52,7 +52,7 @@ Status GpuLayer::load_weights(const ProblemShape& shape, DType act_dtype, const 
   return prepare_weights(shape, act_dtype, w, nullptr, 0, stream, &prepared_);
 }
 
-Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing) {
+Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing, KernelPath path) {
   const ProblemShape& s = in.shape;
   const size_t act = static_cast<size_t>(dtype_size(in.act_dtype));
   const size_t global = static_cast<size_t>(s.global_num_experts ? s.global_num_experts : s.num_experts);
@@ -83,6 +83,7 @@ Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing) {
   args_.inputs.expert_map = static_cast<const int32_t*>(map_.get());
   args_.weights = &prepared_;
   args_.out = out_.get();
+  args_.path = path;
   size_t bytes = 0;
   st = workspace_size(args_, &bytes);
   if (!st.ok()) return st;

@@ -38,8 +38,8 @@ class GpuLayer {
                       cudaStream_t stream);
   /// Uploads x and the routing and allocates the output and the workspace. With `routing`
   /// the layer gets its topk ids and weights; without, it gets the router logits (and the
-  /// correction bias) of `inputs` and routes on the GPU.
-  Status set_inputs(const MoeInputs& inputs, const ref::Routing* routing);
+  /// correction bias) of `inputs` and routes on the GPU. `path` forces the dense path.
+  Status set_inputs(const MoeInputs& inputs, const ref::Routing* routing, KernelPath path = KernelPath::kAuto);
   /// Poisons the output (0xFF bytes: NaN) and enqueues the layer.
   Status run(cudaStream_t stream);
   /// The output, [m, hidden], as doubles (after the stream is synchronized).

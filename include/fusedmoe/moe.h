@@ -63,11 +63,24 @@ Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeig
 Status route_topk(const ProblemShape& shape, const RoutingConfig& routing, DType logits_dtype,
                   const void* logits, int32_t* topk_ids, float* topk_weights, cudaStream_t stream);
 
+/// Which kernels serve a dense (bf16/fp16) layer. kAuto lets the planner choose from the
+/// batch (the default, fast without tuning); the others force one path, for benchmarks and
+/// tests. Quantized formats have one path each and accept only kAuto.
+enum class KernelPath {
+  kAuto,
+  kSmallM,       ///< small_m_splitk: weight-streaming tensor-core GEMV with split-K (decode)
+  kGroupedGemm,  ///< sm90_bf16_grouped_gemm: persistent TMA + wgmma grouped GEMM (prefill)
+};
+const char* to_string(KernelPath v);
+/// "auto", "small_m" or "grouped_gemm".
+Status parse_kernel_path(const std::string& name, KernelPath* out);
+
 /// One call of the layer.
 struct MoeArguments {
   MoeInputs inputs;
   const PreparedWeights* weights = nullptr;
   void* out = nullptr;  ///< [m, hidden] in inputs.act_dtype
+  KernelPath path = KernelPath::kAuto;
 };
 
 Status can_implement(const MoeArguments& args);

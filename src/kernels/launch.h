@@ -75,10 +75,69 @@ cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, cudaStream_t stream)
 /// 16-row MMA tiles of one expert's output: gate-up pairs 8 gate with 8 up rows, down takes 16.
 inline int64_t grouped_gemv_tiles(bool gate_up, int64_t n_out) { return gate_up ? (n_out + 7) / 8 : (n_out + 15) / 16; }
 
-/// combine: out[t] = sum over the token's local slots of y[t * topk + s], in slot order.
+/// gather_rows: x_sorted[pos] = x[sorted_pairs[pos] / topk] for the live positions
+/// (pos < live_rows[0]), and row_of_pair[sorted_pairs[pos]] = pos for the combine.
+struct GatherParams {
+  ElemType elem = ElemType::kBF16;
+  const void* x = nullptr;           // [m, hidden]
+  void* x_sorted = nullptr;          // [rows_bound, hidden]
+  int64_t rows_bound = 0;            // m * topk
+  int64_t hidden = 0;                // a multiple of 8
+  int32_t topk = 1;
+  const int32_t* sorted_pairs = nullptr;
+  const int64_t* live_rows = nullptr;  // device scalar: rows with a local expert (expert_offsets[E])
+  int32_t* row_of_pair = nullptr;    // [m * topk] out
+};
+cudaError_t launch_gather_rows(const GatherParams& p, cudaStream_t stream);
+
+/// gated_act: a[pos, j] = act(h[pos, j] * s) * (h[pos, inter + j] * s) for live positions,
+/// s = topk_weights[sorted_pairs[pos]] when topk_weights is set (weight applied on input), else 1.
+struct GatedActParams {
+  ElemType elem = ElemType::kBF16;
+  GatedAct act = GatedAct::kSilu;
+  const void* h = nullptr;           // [rows_bound, 2 * inter]
+  void* a = nullptr;                 // [rows_bound, inter]
+  int64_t rows_bound = 0;
+  int64_t inter = 0;                 // a multiple of 8
+  const int64_t* live_rows = nullptr;
+  const int32_t* sorted_pairs = nullptr;
+  const float* topk_weights = nullptr;
+};
+cudaError_t launch_gated_act(const GatedActParams& p, cudaStream_t stream);
+
+/// sm90_grouped_gemm: D[rows of e] = A[rows of e] . B[e]^T for every local expert e, with
+/// rows of e = [expert_offsets[e], expert_offsets[e + 1]) known on the device only.
+struct GroupedGemmParams {
+  int32_t num_groups = 0;                   // local experts
+  int64_t n = 0;                            // output columns (a multiple of 8)
+  int64_t k = 0;                            // reduction (a multiple of 8)
+  const int64_t* expert_offsets = nullptr;  // [num_groups + 1]
+  const void* a = nullptr;                  // [rows, k]
+  const void* b = nullptr;                  // [num_groups, n, k]
+  void* d = nullptr;                        // [rows, n]
+  void* workspace = nullptr;                // grouped_gemm_workspace_bytes()
+  size_t workspace_bytes = 0;
+  int32_t sm_count = 0;                     // persistent CTAs
+};
+size_t grouped_gemm_workspace_bytes_bf16(int32_t num_groups, int32_t sm_count);
+size_t grouped_gemm_workspace_bytes_fp16(int32_t num_groups, int32_t sm_count);
+cudaError_t launch_grouped_gemm_bf16(const GroupedGemmParams& p, cudaStream_t stream);
+cudaError_t launch_grouped_gemm_fp16(const GroupedGemmParams& p, cudaStream_t stream);
+inline size_t grouped_gemm_workspace_bytes(ElemType e, int32_t num_groups, int32_t sm_count) {
+  return e == ElemType::kBF16 ? grouped_gemm_workspace_bytes_bf16(num_groups, sm_count)
+                              : grouped_gemm_workspace_bytes_fp16(num_groups, sm_count);
+}
+inline cudaError_t launch_grouped_gemm(ElemType e, const GroupedGemmParams& p, cudaStream_t stream) {
+  return e == ElemType::kBF16 ? launch_grouped_gemm_bf16(p, stream) : launch_grouped_gemm_fp16(p, stream);
+}
+
+/// combine: out[t] = sum over the token's local slots s of w * y[row(t * topk + s)], in slot
+/// order; row(pair) = row_of_pair[pair] if set, else pair; w = topk_weights[pair] if set, else 1.
 struct CombineParams {
   ElemType elem = ElemType::kBF16;
   const void* y = nullptr;  // [pairs, hidden]
+  const int32_t* row_of_pair = nullptr;
+  const float* topk_weights = nullptr;
   void* out = nullptr;      // [m, hidden]
   int64_t m = 0;
   int64_t hidden = 0;       // a multiple of 8

@@ -1,4 +1,4 @@
-// small_m_splitk: both expert GEMMs at small and moderate batch, and the combine.
+// small_m_splitk: both expert GEMMs at small and moderate batch.
 //
 // At decode each hit expert has a few tokens, and the layer is bound by reading the hit
 // experts' weights once. This kernel streams weight rows with 16-byte loads straight into
@@ -24,6 +24,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "device_util.cuh"
 #include "launch.h"
 
 namespace fusedmoe::kernels {
@@ -32,75 +33,6 @@ namespace {
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kVec = 8;  // 16-bit elements per 16-byte load
-
-template <typename T>
-struct Elem;
-template <>
-struct Elem<__nv_bfloat16> {
-  __device__ static float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-  __device__ static __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
-  __device__ static void unpack(const uint4& raw, float (&f)[kVec]) {
-    const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      f[2 * i] = __uint_as_float(w[i] << 16);
-      f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-    }
-  }
-};
-template <>
-struct Elem<__half> {
-  __device__ static float to_float(__half v) { return __half2float(v); }
-  __device__ static __half from_float(float v) { return __float2half_rn(v); }
-  __device__ static void unpack(const uint4& raw, float (&f)[kVec]) {
-    const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      __half2 h;
-      memcpy(&h, &w[i], sizeof h);
-      const float2 v = __half22float2(h);
-      f[2 * i] = v.x;
-      f[2 * i + 1] = v.y;
-    }
-  }
-};
-
-__device__ __forceinline__ float apply_act(GatedAct act, float g, float u) {
-  switch (act) {
-    case GatedAct::kSilu: return g / (1.0f + __expf(-g)) * u;
-    case GatedAct::kGelu: return 0.5f * g * (1.0f + erff(g * 0.70710678118654752f)) * u;
-    case GatedAct::kGeluTanh: {
-      const float c = 0.7978845608028654f;  // sqrt(2 / pi)
-      return 0.5f * g * (1.0f + tanhf(c * (g + 0.044715f * g * g * g))) * u;
-    }
-  }
-  return 0.0f;
-}
-
-// Streamed once: keep weights out of L1 and low in L2's priority.
-__device__ __forceinline__ uint4 load_weight(const uint4* p) { return __ldcs(p); }
-__device__ __forceinline__ uint4 load_act(const uint4* p) { return __ldg(p); }
-
-// Programmatic dependent launch: a kernel launched with the PDL attribute may start while its
-// predecessor drains; it waits here before reading what the predecessor wrote, and lets its
-// own successor launch once its main loop is done.
-__device__ __forceinline__ void wait_for_predecessor() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ __forceinline__ void allow_successor() { asm volatile("griddepcontrol.launch_dependents;" :::); }
-
-template <typename Kernel, typename... Args>
-cudaError_t launch_with_pdl(Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, kernel, args...);
-}
 
 // One m16n8k16 tensor-core step, fp32 accumulate.
 template <typename T>
@@ -273,61 +205,6 @@ __global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParam
   }
 }
 
-__device__ __forceinline__ int local_expert_of(const CombineParams& p, int32_t id) {
-  if (id < 0 || id >= p.global_experts) return -1;
-  return p.expert_map ? p.expert_map[id] : id;
-}
-
-// kTopk > 0: the slot count known at compile time, every slot's id loaded before any row, so
-// a token costs two dependent round trips; kTopk = 0: any topk.
-template <typename T, int kTopk>
-__global__ void __launch_bounds__(256) combine_kernel(CombineParams p) {
-  const int64_t vecs_per_row = p.hidden / kVec;
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  wait_for_predecessor();  // the down GEMM wrote y
-  if (i >= p.m * vecs_per_row) return;
-  const int64_t t = i / vecs_per_row, v = i % vecs_per_row;
-  const int topk = kTopk > 0 ? kTopk : p.topk;
-  float sum[kVec] = {};
-  constexpr int kBatch = kTopk > 0 ? kTopk : 4;
-  for (int s0 = 0; s0 < topk; s0 += kBatch) {
-    bool local[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {  // an expert on another GPU has no row
-      local[b] = s0 + b < topk && local_expert_of(p, p.topk_ids[t * topk + s0 + b]) >= 0;
-    }
-    uint4 raw[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int64_t pair = t * topk + s0 + b;
-      raw[b] = local[b] ? load_act(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + pair * p.hidden) + v)
-                        : make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {  // slot order: deterministic
-      float f[kVec];
-      Elem<T>::unpack(raw[b], f);
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) sum[k] += f[k];
-    }
-  }
-  T out[kVec];
-#pragma unroll
-  for (int k = 0; k < kVec; ++k) out[k] = Elem<T>::from_float(sum[k]);
-  reinterpret_cast<uint4*>(static_cast<T*>(p.out) + t * p.hidden)[v] = *reinterpret_cast<const uint4*>(out);
-}
-
-template <typename T>
-cudaError_t launch_combine_typed(const CombineParams& p, unsigned blocks, cudaStream_t stream) {
-  switch (p.topk) {
-    case 1: return launch_with_pdl(combine_kernel<T, 1>, dim3(blocks), dim3(256), stream, p);
-    case 2: return launch_with_pdl(combine_kernel<T, 2>, dim3(blocks), dim3(256), stream, p);
-    case 4: return launch_with_pdl(combine_kernel<T, 4>, dim3(blocks), dim3(256), stream, p);
-    case 6: return launch_with_pdl(combine_kernel<T, 6>, dim3(blocks), dim3(256), stream, p);
-    case 8: return launch_with_pdl(combine_kernel<T, 8>, dim3(blocks), dim3(256), stream, p);
-    default: return launch_with_pdl(combine_kernel<T, 0>, dim3(blocks), dim3(256), stream, p);
-  }
-}
 
 template <typename T, int kNTiles, bool kGateUp>
 cudaError_t launch_gemv_tiles(const GroupedGemvParams& p, cudaStream_t stream) {
@@ -360,15 +237,6 @@ cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, cudaStream_t stream)
     return p.gate_up ? launch_gemv_typed<__nv_bfloat16, true>(p, stream) : launch_gemv_typed<__nv_bfloat16, false>(p, stream);
   }
   return p.gate_up ? launch_gemv_typed<__half, true>(p, stream) : launch_gemv_typed<__half, false>(p, stream);
-}
-
-cudaError_t launch_combine(const CombineParams& p, cudaStream_t stream) {
-  if (p.hidden % kVec != 0) return cudaErrorInvalidValue;
-  const int64_t total = p.m * (p.hidden / kVec);
-  if (total == 0) return cudaSuccess;
-  const unsigned blocks = static_cast<unsigned>((total + 255) / 256);
-  return p.elem == ElemType::kBF16 ? launch_combine_typed<__nv_bfloat16>(p, blocks, stream)
-                                   : launch_combine_typed<__half>(p, blocks, stream);
 }
 
 }  // namespace fusedmoe::kernels

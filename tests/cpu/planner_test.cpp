@@ -18,24 +18,33 @@ MoeInputs inputs(int64_t m, int64_t h, int64_t i, int32_t e, int32_t k, bool log
 }
 
 TEST(Planner, LayoutIsAlignedAndDisjoint) {
-  WorkspaceLayout ws;
-  ASSERT_TRUE(plan_workspace(inputs(33, 2048, 768, 128, 8, true), QuantParams(), 64, &ws).ok());
-  size_t end = 0;
-  for (const WorkspaceBuffer& b : ws.buffers) {
-    EXPECT_EQ(b.offset % WorkspaceLayout::kAlignment, 0u) << b.name;
-    EXPECT_GE(b.offset, end) << b.name;
-    end = b.offset + b.bytes;
+  for (KernelFamily family : {KernelFamily::kSmallMSplitK, KernelFamily::kSm90Bf16GroupedGemm}) {
+    WorkspaceLayout ws;
+    ASSERT_TRUE(plan_workspace(inputs(33, 2048, 768, 128, 8, true), QuantParams(), family, 5000, &ws).ok());
+    size_t end = 0;
+    for (const WorkspaceBuffer& b : ws.buffers) {
+      EXPECT_EQ(b.offset % WorkspaceLayout::kAlignment, 0u) << b.name;
+      EXPECT_GE(b.offset, end) << b.name;
+      end = b.offset + b.bytes;
+    }
+    EXPECT_GE(ws.total_bytes, end);
+    EXPECT_EQ(ws.total_bytes % WorkspaceLayout::kAlignment, 0u);
+    const int64_t rows = 33 * 8;  // no padding: every buffer holds m * topk rows
+    EXPECT_EQ(ws.find("sorted_pairs")->bytes, static_cast<size_t>(rows * 4));
+    EXPECT_EQ(ws.find("intermediate")->bytes, static_cast<size_t>(rows * 768 * 2));
+    EXPECT_EQ(ws.find("expert_out")->bytes, static_cast<size_t>(rows * 2048 * 2));
+    EXPECT_NE(ws.find("topk_ids"), nullptr);
+    EXPECT_EQ(ws.find("x_quantized"), nullptr);
+    const bool grouped = family == KernelFamily::kSm90Bf16GroupedGemm;
+    EXPECT_EQ(ws.find("gate_up") != nullptr, grouped);
+    EXPECT_EQ(ws.find("row_of_pair") != nullptr, grouped);
+    if (grouped) {
+      EXPECT_EQ(ws.find("gate_up")->bytes, static_cast<size_t>(rows * 2 * 768 * 2));
+      EXPECT_EQ(ws.find("gemm_workspace")->bytes, 5000u);
+    } else {
+      EXPECT_EQ(ws.find("gemm_workspace"), nullptr);
+    }
   }
-  EXPECT_GE(ws.total_bytes, end);
-  EXPECT_EQ(ws.total_bytes % WorkspaceLayout::kAlignment, 0u);
-  // Rows padded per expert: m * topk + E * (block_m - 1).
-  const int64_t rows = 33 * 8 + 128 * 63;
-  EXPECT_EQ(ws.find("sorted_pairs")->bytes, static_cast<size_t>(rows * 4));
-  EXPECT_EQ(ws.find("tile_expert")->bytes, static_cast<size_t>((rows + 63) / 64 * 4));
-  EXPECT_EQ(ws.find("intermediate")->bytes, static_cast<size_t>(rows * 768 * 2));
-  EXPECT_EQ(ws.find("expert_out")->bytes, static_cast<size_t>(33 * 8 * 2048 * 2));
-  EXPECT_NE(ws.find("topk_ids"), nullptr);
-  EXPECT_EQ(ws.find("x_quantized"), nullptr);
 }
 
 TEST(Planner, Fp8AddsQuantizedActivations) {
@@ -43,38 +52,71 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   q.format = WeightFormat::kFP8Block;
   q.act_quant = ActQuant::kPerGroup;
   WorkspaceLayout ws;
-  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, 16, &ws).ok());
+  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelFamily::kSm90Fp8GroupedGemmBlockscale, 0, &ws).ok());
   EXPECT_EQ(ws.find("topk_ids"), nullptr);  // routing given by the caller
   EXPECT_EQ(ws.find("x_quantized")->bytes, 16u * 7168u);
   EXPECT_EQ(ws.find("x_scales")->bytes, 16u * 56u * 4u);
-  EXPECT_EQ(ws.find("intermediate_scales")->bytes, static_cast<size_t>((16 * 8 + 256 * 15) * 2 * 4));
+  EXPECT_EQ(ws.find("intermediate")->bytes, 16u * 8u * 256u);  // one byte per element
+  EXPECT_EQ(ws.find("intermediate_scales")->bytes, 16u * 8u * 2u * 4u);
 }
 
 TEST(Planner, SixtyFourBitSizes) {
   // DeepSeek-V3 TP8 at M = 65536: m * topk * hidden = 3.76e9 elements, past 2^31.
   WorkspaceLayout ws;
-  ASSERT_TRUE(plan_workspace(inputs(65536, 7168, 256, 256, 8, true), QuantParams(), 128, &ws).ok());
+  ASSERT_TRUE(plan_workspace(inputs(65536, 7168, 256, 256, 8, true), QuantParams(), KernelFamily::kSm90Bf16GroupedGemm, 0, &ws).ok());
   EXPECT_EQ(ws.find("expert_out")->bytes, static_cast<size_t>(int64_t{65536} * 8 * 7168 * 2));
   EXPECT_GT(ws.total_bytes, size_t{1} << 32);
 }
 
-TEST(Planner, BadBlockAndOverflowAreNamed) {
+TEST(Planner, OverflowIsNamed) {
   WorkspaceLayout ws;
-  Status st = plan_workspace(inputs(4, 64, 64, 8, 2, false), QuantParams(), 48, &ws);
-  EXPECT_EQ(st.message(), "block_m: expected a positive power of two, got 48");
   // hidden near 2^62: m * topk * hidden * 2 bytes leaves int64.
-  st = plan_workspace(inputs(1 << 20, int64_t{1} << 50, 64, 8, 8, false), QuantParams(), 64, &ws);
+  Status st = plan_workspace(inputs(1 << 20, int64_t{1} << 50, 64, 8, 8, false), QuantParams(), KernelFamily::kSmallMSplitK, 0, &ws);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("expected < 2^63"), std::string::npos) << st.message();
 }
 
 TEST(Planner, KernelFamilies) {
   QuantParams q;
-  EXPECT_STREQ(kernel_family_name(kernel_family_for(q)), "small_m_splitk");
+  EXPECT_STREQ(kernel_family_name(kernel_family_for(q)), "sm90_bf16_grouped_gemm");
+  EXPECT_EQ(kernel_families_description(q), "small_m_splitk + sm90_bf16_grouped_gemm");
   q.format = WeightFormat::kFP8Block;
   EXPECT_STREQ(kernel_family_name(kernel_family_for(q)), "sm90_fp8_grouped_gemm_blockscale");
+  EXPECT_EQ(kernel_families_description(q), "sm90_fp8_grouped_gemm_blockscale");
   q.format = WeightFormat::kAWQ;
   EXPECT_STREQ(kernel_family_name(kernel_family_for(q)), "wna16_grouped_gemm");
+}
+
+TEST(Planner, DensePathByRowsPerExpert) {
+  auto family = [](int64_t m, int32_t e, int32_t topk, int64_t inter) {
+    return choose_dense_family(m * topk, e, inter, KernelPath::kAuto);
+  };
+  const KernelFamily small = KernelFamily::kSmallMSplitK, grouped = KernelFamily::kSm90Bf16GroupedGemm;
+  // The H200 crossovers of docs/PERF.md v9: Mixtral (E 8, topk 2) between M = 16 and 32.
+  EXPECT_EQ(family(16, 8, 2, 14336), small);
+  EXPECT_EQ(family(32, 8, 2, 14336), grouped);
+  // Qwen3-30B-A3B (E 128, topk 8) between M = 64 and 128; Scout (E 16, topk 1) likewise.
+  EXPECT_EQ(family(64, 128, 8, 768), small);
+  EXPECT_EQ(family(128, 128, 8, 768), grouped);
+  EXPECT_EQ(family(64, 16, 1, 1024), small);
+  EXPECT_EQ(family(128, 16, 1, 1024), grouped);
+  // DeepSeek-V3 TP8 (E 256, topk 8, I 256) between M = 32 and 64.
+  EXPECT_EQ(family(32, 256, 8, 256), small);
+  EXPECT_EQ(family(64, 256, 8, 256), grouped);
+  EXPECT_EQ(family(0, 8, 2, 14336), small);
+  // Forced paths.
+  EXPECT_EQ(choose_dense_family(1, 8, 14336, KernelPath::kGroupedGemm), grouped);
+  EXPECT_EQ(choose_dense_family(1 << 20, 8, 14336, KernelPath::kSmallM), small);
+}
+
+TEST(Planner, KernelPathNames) {
+  KernelPath p = KernelPath::kAuto;
+  ASSERT_TRUE(parse_kernel_path("grouped_gemm", &p).ok());
+  EXPECT_EQ(p, KernelPath::kGroupedGemm);
+  ASSERT_TRUE(parse_kernel_path("small_m", &p).ok());
+  EXPECT_EQ(p, KernelPath::kSmallM);
+  EXPECT_STREQ(to_string(KernelPath::kAuto), "auto");
+  EXPECT_EQ(parse_kernel_path("fast", &p).message(), "path: expected auto, small_m or grouped_gemm, got 'fast'");
 }
 
 TEST(Planner, SplitKFillsTheGridOnlyWhenNeeded) {

@@ -1,4 +1,5 @@
-// The dense bf16/fp16 layer on the GPU (small_m_splitk path) against the CPU reference:
+// The dense bf16/fp16 layer on the GPU against the CPU reference, on each path (small_m_splitk
+// and sm90_bf16_grouped_gemm, forced through MoeArguments::path) and on the planner's choice:
 // the bench shapes at several M, edge shapes, fp16, expert parallelism, weight-on-input,
 // gelu, determinism, CUDA-graph replay with new routing, and 64-bit indexing.
 // Outputs and workspace are poisoned (0xFF bytes: NaN in bf16/fp16) before each run.
@@ -51,13 +52,14 @@ struct GpuCase {
   bool weight_on_input = false;
   int64_t sample_rows = 0;  // compare only this many rows (0: all)
   bool gpu_routing = false;  // route the logits on the GPU (else the reference router's ids)
+  KernelPath path = KernelPath::kAuto;
 };
 
 std::string describe(const GpuCase& c) {
   return c.shape_name + " m=" + std::to_string(c.shape.m) + " E=" + std::to_string(c.shape.num_experts) +
          " H=" + std::to_string(c.shape.hidden) + " I=" + std::to_string(c.shape.inter) +
          " topk=" + std::to_string(c.shape.topk) + " " + to_string(c.act) + " routing=" + c.routing +
-         (c.ep_half ? " ep_half" : "") + " " + to_string(c.activation) + (c.weight_on_input ? " on_input" : "");
+         (c.ep_half ? " ep_half" : "") + " " + to_string(c.activation) + (c.weight_on_input ? " on_input" : "") + " path=" + to_string(c.path);
 }
 
 // Host checkpoints are the slow part; cases of one shape share one.
@@ -143,7 +145,7 @@ void run_case(const GpuCase& c) {
   Status st = layer.load_weights(d.inputs.shape, c.act, ck, nullptr);
   ASSERT_TRUE(st.ok()) << st.message();
   const ref::Routing routing = routing_of(d);
-  st = layer.set_inputs(d.inputs, c.gpu_routing ? nullptr : &routing);
+  st = layer.set_inputs(d.inputs, c.gpu_routing ? nullptr : &routing, c.path);
   ASSERT_TRUE(st.ok()) << st.message();
   // Poison the workspace too: nothing may read what the layer did not write.
   if (layer.workspace_bytes() > 0) CUDA_OK(cudaMemset(layer.workspace(), 0xff, layer.workspace_bytes()));
@@ -185,6 +187,9 @@ const tools::ShapesFile& shapes() {
   return file;
 }
 
+// The path the parameterized suites force (Paths/DenseLayer.*/small_m and .../grouped_gemm).
+KernelPath g_path = KernelPath::kAuto;
+
 GpuCase bench_case(const std::string& name, int64_t m, int64_t sample = 0) {
   const tools::ShapeSpec* spec = shapes().find(name);
   GpuCase c;
@@ -193,6 +198,7 @@ GpuCase bench_case(const std::string& name, int64_t m, int64_t sample = 0) {
   c.shape.m = m;
   c.routing = spec->routing.name;
   c.sample_rows = sample;
+  c.path = g_path;
   return c;
 }
 
@@ -208,18 +214,36 @@ GpuCase custom(int64_t m, int32_t e, int64_t h, int64_t i, int32_t k, const char
   return c;
 }
 
-TEST(SmallMSplitK, BenchShapesBf16) {
+class DenseLayer : public ::testing::TestWithParam<KernelPath> {
+ protected:
+  void SetUp() override { g_path = GetParam(); }
+  void TearDown() override { g_path = KernelPath::kAuto; }
+};
+
+INSTANTIATE_TEST_SUITE_P(Paths, DenseLayer, ::testing::Values(KernelPath::kSmallM, KernelPath::kGroupedGemm),
+                         [](const ::testing::TestParamInfo<KernelPath>& info) { return to_string(info.param); });
+
+const char* const kBenchShapes[] = {"mixtral_8x7b_tp1", "qwen2_57b_a14b_tp4", "qwen3_30b_a3b_tp1", "deepseek_v3_tp8",
+                                    "llama4_scout_tp8"};
+
+TEST_P(DenseLayer, BenchShapesBf16) {
   REQUIRE_GPU();
-  for (const char* name : {"mixtral_8x7b_tp1", "qwen2_57b_a14b_tp4", "qwen3_30b_a3b_tp1", "deepseek_v3_tp8",
-                           "llama4_scout_tp8"}) {
+  for (const char* name : kBenchShapes) {
     for (int64_t m : {1, 2, 3, 7, 16, 64}) run_case(bench_case(name, m));
     run_case(bench_case(name, 255, 24));
   }
-  run_case(bench_case("qwen3_30b_a3b_tp1", 1024, 16));
-  run_case(bench_case("deepseek_v3_tp8", 4096, 16));
 }
 
-TEST(SmallMSplitK, EdgeShapes) {
+TEST(DenseLayerAuto, BenchShapesLargeBatch) {
+  REQUIRE_GPU();
+  // The planner's choice (the grouped GEMM at these sizes), rows sampled.
+  for (const char* name : kBenchShapes) {
+    run_case(bench_case(name, 1024, 16));
+    run_case(bench_case(name, 4096, 16));
+  }
+}
+
+TEST_P(DenseLayer, EdgeShapes) {
   REQUIRE_GPU();
   run_case(custom(0, 8, 256, 128, 2, "uniform"));                     // empty batch
   run_case(custom(5, 64, 256, 128, 2, "uniform"));                    // most experts empty
@@ -229,12 +253,14 @@ TEST(SmallMSplitK, EdgeShapes) {
   run_case(custom(7, 384, 1024, 136, 8, "uniform"));                  // E = 384, I = 136
   run_case(custom(3, 16, 8, 8, 3, "uniform"));                        // tiny rows: one vector
   run_case(custom(11, 64, 2048, 1408, 6, "uniform"));                 // DeepSeek-V2-Lite: topk 6
+  run_case(custom(300, 8, 200, 72, 2, "skewed"));                     // many rows, dims below a tile
+  run_case(custom(1000, 4, 1024, 512, 2, "one_expert"));              // 1000 rows on one expert
   GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
   ep.ep_half = true;  // half the experts on another GPU
   run_case(ep);
 }
 
-TEST(SmallMSplitK, Fp16ActivationsAndWeightOnInput) {
+TEST_P(DenseLayer, Fp16ActivationsAndWeightOnInput) {
   REQUIRE_GPU();
   GpuCase c = custom(13, 16, 1024, 512, 2, "softmax_topk");
   c.act = DType::kFP16;
@@ -249,12 +275,11 @@ TEST(SmallMSplitK, Fp16ActivationsAndWeightOnInput) {
   }
 }
 
-TEST(SmallMSplitK, RoutingFromLogitsOnTheGpu) {
+TEST_P(DenseLayer, RoutingFromLogitsOnTheGpu) {
   REQUIRE_GPU();
   // Every model routing (softmax +- renormalize, DeepSeek grouped with bias and scaling,
   // Llama-4 sigmoid top-1 on input) through routing_topk inside run().
-  for (const char* name : {"mixtral_8x7b_tp1", "qwen2_57b_a14b_tp4", "qwen3_30b_a3b_tp1", "deepseek_v3_tp8",
-                           "llama4_scout_tp8"}) {
+  for (const char* name : kBenchShapes) {
     for (int64_t m : {1, 16, 64}) {
       GpuCase c = bench_case(name, m);
       c.gpu_routing = true;
@@ -366,7 +391,7 @@ TEST(RoutingTopk, BadArgumentsAreNamed) {
   EXPECT_EQ(st.code(), StatusCode::kNotImplemented);
 }
 
-TEST(SmallMSplitK, CudaGraphReplaysWithNewRouting) {
+TEST_P(DenseLayer, CudaGraphReplaysWithNewRouting) {
   REQUIRE_GPU();
   GpuCase c = bench_case("qwen3_30b_a3b_tp1", 16);
   ref::LayerData d;
@@ -375,7 +400,7 @@ TEST(SmallMSplitK, CudaGraphReplaysWithNewRouting) {
   tools::GpuLayer layer;
   ASSERT_TRUE(layer.load_weights(c.shape, c.act, ck, nullptr).ok());
   const ref::Routing routing = routing_of(d);
-  ASSERT_TRUE(layer.set_inputs(d.inputs, &routing).ok());
+  ASSERT_TRUE(layer.set_inputs(d.inputs, &routing, c.path).ok());
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
   cudaGraph_t graph;
@@ -409,7 +434,7 @@ TEST(SmallMSplitK, CudaGraphReplaysWithNewRouting) {
   cudaStreamDestroy(stream);
 }
 
-TEST(SmallMSplitK, SixtyFourBitIndexing) {
+TEST_P(DenseLayer, SixtyFourBitIndexing) {
   REQUIRE_GPU();
   // DeepSeek-V3 TP8 at M = 65536: m * topk * hidden = 3.76e9 elements of the per-slot output.
   run_case(bench_case("deepseek_v3_tp8", 65536, 8));

@@ -1,0 +1,26 @@
+// The dense (bf16/fp16) layer: route (optional) -> align -> two expert GEMMs -> combine.
+// Two paths share the ends: small_m_splitk (gate-up GEMV with the activation, down GEMV with
+// the routed weight) at decode sizes, and at larger batches gather -> sm90 grouped GEMM ->
+// gated activation -> sm90 grouped GEMM, with the routed weight in the combine.
+// CUDA builds only.
+#pragma once
+
+#include <cstddef>
+
+#include "fusedmoe/moe.h"
+#include "planner.h"
+
+namespace fusedmoe {
+
+/// Enqueues routing_topk (arguments already validated).
+Status gpu_route(const ProblemShape& shape, const RoutingConfig& routing, DType logits_dtype, const void* logits,
+                 int32_t* topk_ids, float* topk_weights, cudaStream_t stream);
+
+/// Constraints of the dense kernels beyond the common validation (16-byte rows and pointers).
+Status dense_can_implement(const MoeArguments& args);
+/// The path planned for this call and its workspace (queries the current device's SM count).
+Status dense_plan(const MoeArguments& args, KernelFamily* family, WorkspaceLayout* ws);
+/// Enqueues the layer.
+Status dense_run(const MoeArguments& args, void* workspace, size_t workspace_bytes, cudaStream_t stream);
+
+}  // namespace fusedmoe

@@ -1,0 +1,85 @@
+// Device helpers shared by the kernels of src/kernels/ (not CUTLASS): element conversions,
+// gated activations, cache-hinted loads and programmatic dependent launch.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+#include "launch.h"
+
+namespace fusedmoe::kernels {
+
+constexpr int kVec = 8;  // 16-bit elements per 16-byte load
+
+template <typename T>
+struct Elem;
+template <>
+struct Elem<__nv_bfloat16> {
+  __device__ static float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+  __device__ static __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
+  __device__ static void unpack(const uint4& raw, float (&f)[kVec]) {
+    const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      f[2 * i] = __uint_as_float(w[i] << 16);
+      f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+    }
+  }
+};
+template <>
+struct Elem<__half> {
+  __device__ static float to_float(__half v) { return __half2float(v); }
+  __device__ static __half from_float(float v) { return __float2half_rn(v); }
+  __device__ static void unpack(const uint4& raw, float (&f)[kVec]) {
+    const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      __half2 h;
+      memcpy(&h, &w[i], sizeof h);
+      const float2 v = __half22float2(h);
+      f[2 * i] = v.x;
+      f[2 * i + 1] = v.y;
+    }
+  }
+};
+
+__device__ __forceinline__ float apply_act(GatedAct act, float g, float u) {
+  switch (act) {
+    case GatedAct::kSilu: return g / (1.0f + __expf(-g)) * u;
+    case GatedAct::kGelu: return 0.5f * g * (1.0f + erff(g * 0.70710678118654752f)) * u;
+    case GatedAct::kGeluTanh: {
+      const float c = 0.7978845608028654f;  // sqrt(2 / pi)
+      return 0.5f * g * (1.0f + tanhf(c * (g + 0.044715f * g * g * g))) * u;
+    }
+  }
+  return 0.0f;
+}
+
+// Streamed once: keep weights out of L1 and low in L2's priority.
+__device__ __forceinline__ uint4 load_weight(const uint4* p) { return __ldcs(p); }
+__device__ __forceinline__ uint4 load_act(const uint4* p) { return __ldg(p); }
+
+// Programmatic dependent launch: a kernel launched with the PDL attribute may start while its
+// predecessor drains; it waits here before reading what the predecessor wrote, and lets its
+// own successor launch once its main loop is done.
+__device__ __forceinline__ void wait_for_predecessor() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void allow_successor() { asm volatile("griddepcontrol.launch_dependents;" :::); }
+
+template <typename Kernel, typename... Args>
+cudaError_t launch_with_pdl(Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
+}  // namespace fusedmoe::kernels

@@ -1,0 +1,138 @@
+// Data movement around the expert GEMMs: the row gather in front of the tensor-core path,
+// its gated activation between the GEMMs, and the deterministic top-k combine both paths end
+// with. All are bound by memory: 16-byte vectors, one per thread, grid sized by the host
+// bound on rows; rows past the live count (known on the device only) exit at once.
+#include "device_util.cuh"
+#include "launch.h"
+
+namespace fusedmoe::kernels {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(int64_t vectors) { return static_cast<unsigned>((vectors + kThreads - 1) / kThreads); }
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) gather_rows_kernel(GatherParams p) {
+  const int64_t vecs_per_row = p.hidden / kVec;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  wait_for_predecessor();  // align wrote sorted_pairs
+  const int64_t pos = i / vecs_per_row, v = i % vecs_per_row;
+  if (pos >= *p.live_rows) return;
+  const int32_t pair = p.sorted_pairs[pos];
+  const int64_t token = pair / p.topk;
+  const uint4 val = load_act(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + token * p.hidden) + v);
+  reinterpret_cast<uint4*>(static_cast<T*>(p.x_sorted) + pos * p.hidden)[v] = val;
+  if (v == 0) p.row_of_pair[pair] = static_cast<int32_t>(pos);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) gated_act_kernel(GatedActParams p) {
+  const int64_t vecs_per_row = p.inter / kVec;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t pos = i / vecs_per_row, v = i % vecs_per_row;
+  if (pos >= *p.live_rows) return;
+  const T* h = static_cast<const T*>(p.h) + pos * 2 * p.inter;
+  float g[kVec], u[kVec];
+  Elem<T>::unpack(load_act(reinterpret_cast<const uint4*>(h) + v), g);
+  Elem<T>::unpack(load_act(reinterpret_cast<const uint4*>(h + p.inter) + v), u);
+  const float s = p.topk_weights != nullptr ? p.topk_weights[p.sorted_pairs[pos]] : 1.0f;
+  T out[kVec];
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) out[k] = Elem<T>::from_float(apply_act(p.act, g[k] * s, u[k] * s));
+  reinterpret_cast<uint4*>(static_cast<T*>(p.a) + pos * p.inter)[v] = *reinterpret_cast<const uint4*>(out);
+}
+
+__device__ __forceinline__ int local_expert_of(const CombineParams& p, int32_t id) {
+  if (id < 0 || id >= p.global_experts) return -1;
+  return p.expert_map ? p.expert_map[id] : id;
+}
+
+// kTopk > 0: the slot count known at compile time, every slot's id loaded before any row, so
+// a token costs two dependent round trips; kTopk = 0: any topk.
+template <typename T, int kTopk>
+__global__ void __launch_bounds__(256) combine_kernel(CombineParams p) {
+  const int64_t vecs_per_row = p.hidden / kVec;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  wait_for_predecessor();  // the down GEMM wrote y
+  if (i >= p.m * vecs_per_row) return;
+  const int64_t t = i / vecs_per_row, v = i % vecs_per_row;
+  const int topk = kTopk > 0 ? kTopk : p.topk;
+  float sum[kVec] = {};
+  constexpr int kBatch = kTopk > 0 ? kTopk : 4;
+  for (int s0 = 0; s0 < topk; s0 += kBatch) {
+    bool local[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {  // an expert on another GPU has no row
+      local[b] = s0 + b < topk && local_expert_of(p, p.topk_ids[t * topk + s0 + b]) >= 0;
+    }
+    uint4 raw[kBatch];
+    float scale[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int64_t pair = t * topk + s0 + b;
+      const int64_t row = p.row_of_pair != nullptr && local[b] ? p.row_of_pair[pair] : pair;
+      raw[b] = local[b] ? load_act(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + row * p.hidden) + v)
+                        : make_uint4(0, 0, 0, 0);
+      scale[b] = p.topk_weights != nullptr && local[b] ? p.topk_weights[pair] : 1.0f;
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {  // slot order: deterministic
+      float f[kVec];
+      Elem<T>::unpack(raw[b], f);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) sum[k] += f[k] * scale[b];
+    }
+  }
+  T out[kVec];
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) out[k] = Elem<T>::from_float(sum[k]);
+  reinterpret_cast<uint4*>(static_cast<T*>(p.out) + t * p.hidden)[v] = *reinterpret_cast<const uint4*>(out);
+}
+
+template <typename T>
+cudaError_t launch_combine_typed(const CombineParams& p, unsigned blocks, cudaStream_t stream) {
+  switch (p.topk) {
+    case 1: return launch_with_pdl(combine_kernel<T, 1>, dim3(blocks), dim3(256), stream, p);
+    case 2: return launch_with_pdl(combine_kernel<T, 2>, dim3(blocks), dim3(256), stream, p);
+    case 4: return launch_with_pdl(combine_kernel<T, 4>, dim3(blocks), dim3(256), stream, p);
+    case 6: return launch_with_pdl(combine_kernel<T, 6>, dim3(blocks), dim3(256), stream, p);
+    case 8: return launch_with_pdl(combine_kernel<T, 8>, dim3(blocks), dim3(256), stream, p);
+    default: return launch_with_pdl(combine_kernel<T, 0>, dim3(blocks), dim3(256), stream, p);
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_gather_rows(const GatherParams& p, cudaStream_t stream) {
+  if (p.hidden % kVec != 0 || p.topk <= 0) return cudaErrorInvalidValue;
+  const int64_t total = p.rows_bound * (p.hidden / kVec);
+  if (total == 0) return cudaSuccess;
+  return p.elem == ElemType::kBF16
+             ? launch_with_pdl(gather_rows_kernel<__nv_bfloat16>, dim3(blocks_for(total)), dim3(kThreads), stream, p)
+             : launch_with_pdl(gather_rows_kernel<__half>, dim3(blocks_for(total)), dim3(kThreads), stream, p);
+}
+
+cudaError_t launch_gated_act(const GatedActParams& p, cudaStream_t stream) {
+  if (p.inter % kVec != 0) return cudaErrorInvalidValue;
+  const int64_t total = p.rows_bound * (p.inter / kVec);
+  if (total == 0) return cudaSuccess;
+  if (p.elem == ElemType::kBF16) {
+    gated_act_kernel<__nv_bfloat16><<<blocks_for(total), kThreads, 0, stream>>>(p);
+  } else {
+    gated_act_kernel<__half><<<blocks_for(total), kThreads, 0, stream>>>(p);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_combine(const CombineParams& p, cudaStream_t stream) {
+  if (p.hidden % kVec != 0) return cudaErrorInvalidValue;
+  const int64_t total = p.m * (p.hidden / kVec);
+  if (total == 0) return cudaSuccess;
+  const unsigned blocks = static_cast<unsigned>((total + 255) / 256);
+  return p.elem == ElemType::kBF16 ? launch_combine_typed<__nv_bfloat16>(p, blocks, stream)
+                                   : launch_combine_typed<__half>(p, blocks, stream);
+}
+
+}  // namespace fusedmoe::kernels
