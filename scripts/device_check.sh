@@ -75,7 +75,7 @@ start=$(t)
 "$build/fusedmoe" bench --precision bf16 --csv "$out/bench_bf16.csv" ${BENCH_ARGS:-} > "$out/bench_bf16.txt" 2>&1
 status=$?
 [ $status -eq 0 ] || overall=1
-row "bench bf16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$(grep -c '^[a-z]' "$out/bench_bf16.csv" 2>/dev/null) points, $(since "$start")"
+row "bench bf16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$(($(wc -l < "$out/bench_bf16.csv") - 1)) points, $(since "$start")"
 # Forced paths side by side (BENCH_PATHS="small_m grouped_gemm", BENCH_PATH_ARGS narrows the grid).
 for path in ${BENCH_PATHS:-}; do
   start=$(t)

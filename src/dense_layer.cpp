@@ -249,6 +249,7 @@ Status dense_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   al.expert_offsets = at<int64_t>(workspace, ws, "expert_offsets");
   al.sorted_pairs = at<int32_t>(workspace, ws, "sorted_pairs");
   al.active_experts = at<int32_t>(workspace, ws, "active_experts");
+  al.block_counts = ws.find("align_chunk_counts") ? at<int32_t>(workspace, ws, "align_chunk_counts") : nullptr;
   cudaError_t err = kernels::launch_align_tokens(al, stream);
   if (err != cudaSuccess) return cuda_error(err, "smxx_align_tokens launch");
 

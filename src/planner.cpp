@@ -5,6 +5,7 @@
 #include <string>
 
 #include "check.h"
+#include "kernels/align_geometry.h"
 #include "validate.h"
 
 namespace fusedmoe {
@@ -142,6 +143,8 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelFamily fa
   FUSEDMOE_RETURN_IF_ERROR(b.add("expert_offsets", e + 1, 8, "E + 1 = " + str(e + 1)));
   FUSEDMOE_RETURN_IF_ERROR(b.add("active_experts", e + 1, 4, "E + 1 = " + str(e + 1)));
   FUSEDMOE_RETURN_IF_ERROR(b.add("sorted_pairs", pairs, 4, pair_str));
+  const int64_t chunk_counts = kernels::align_block_counts_size(pairs, static_cast<int32_t>(e));
+  if (chunk_counts > 0) FUSEDMOE_RETURN_IF_ERROR(b.add("align_chunk_counts", chunk_counts, 4, "pair chunks * E"));
   if (grouped) FUSEDMOE_RETURN_IF_ERROR(b.add("row_of_pair", pairs, 4, pair_str));
   int64_t count = 0;
   if (fp8) {

@@ -1,7 +1,8 @@
 // `fusedmoe bench`: the whole layer (align through combine) under a CUDA graph, per shape and
 // batch size; median of many timed replays with the L2 flushed before each (so the weights
 // come from HBM); the read-bandwidth and dense-matmul rooflines measured in the same run;
-// the peers' H200 times of bench/peers_h200.csv beside ours.
+// a cuBLAS peer (tools/cublas_peer.h) timed in the same run, and the vLLM H200 times of
+// bench/peers_h200.csv beside ours.
 #include "bench.h"
 
 #include <cublas_v2.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "bench_kernels.h"
+#include "cublas_peer.h"
 #include "gpu_layer.h"
 #include "fusedmoe/build_info.h"
 #include "fusedmoe/moe.h"
@@ -74,6 +76,44 @@ double time_us(Fn fn, int iters, cudaStream_t stream, void* flush, size_t flush_
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   return median(us);
+}
+
+// Captures `enqueue` (returning Status) in a CUDA graph and times its replays: about
+// `seconds` worth, 10..200 of them.
+template <typename Enqueue>
+double time_graph(Enqueue enqueue, double seconds, cudaStream_t stream, void* flush, size_t flush_bytes) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+  const Status st = enqueue();
+  check(cudaStreamEndCapture(stream, &graph), "capture end");
+  if (!st.ok()) throw CudaFailure{st.message()};
+  check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  auto launch = [&] { check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); };
+  launch();
+  const auto t0 = std::chrono::steady_clock::now();
+  launch();
+  check(cudaStreamSynchronize(stream), "sync");
+  const double once_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const int iters = static_cast<int>(std::clamp(seconds / std::max(once_s, 1e-6), 10.0, 200.0));
+  const double us = time_us(launch, iters, stream, flush, flush_bytes);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return us;
+}
+
+// Relative L2 difference of two device arrays of 16-bit floats.
+double relative_difference(const void* a, const void* b, int64_t n, DType dtype) {
+  std::vector<uint16_t> ha(static_cast<size_t>(n)), hb(static_cast<size_t>(n));
+  check(cudaMemcpy(ha.data(), a, ha.size() * 2, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check(cudaMemcpy(hb.data(), b, hb.size() * 2, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  double num = 0.0, den = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = ref::load_as_double(ha.data(), dtype, i), y = ref::load_as_double(hb.data(), dtype, i);
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
 struct Rooflines {
@@ -160,10 +200,10 @@ int bench_main(const BenchOptions& opt) {
     std::FILE* csv = opt.csv_path.empty() ? nullptr : std::fopen(opt.csv_path.c_str(), "w");
     if (csv) {
       std::fprintf(csv, "gpu,git,precision,shape,m,us,bytes,flops,tb_s,tflop_s,floor_us,pct_roofline,"
-                        "read_tbs,matmul_tfs,vllm_bf16_us,speedup_vs_vllm,path\n");
+                        "read_tbs,matmul_tfs,vllm_bf16_us,speedup_vs_vllm,path,cublas_us,speedup_vs_cublas\n");
     }
-    std::printf("%-20s %6s %10s %8s %8s %9s %7s %10s %8s\n", "shape", "m", "us", "TB/s", "TFLOP/s", "floor_us",
-                "%roof", "vllm_us", "speedup");
+    std::printf("%-20s %6s %10s %8s %8s %9s %7s %10s %8s %10s %8s\n", "shape", "m", "us", "TB/s", "TFLOP/s", "floor_us",
+                "%roof", "vllm_us", "speedup", "cublas_us", "vs_cublas");
     int failures = 0;
     for (const ShapeSpec& spec : opt.shapes) {
       ProblemShape shape = spec.shape;
@@ -196,41 +236,47 @@ int bench_main(const BenchOptions& opt) {
           ++failures;
           continue;
         }
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
-        st = run(layer.args(), layer.workspace(), layer.workspace_bytes(), stream);
-        check(cudaStreamEndCapture(stream, &graph), "capture end");
-        if (!st.ok()) throw CudaFailure{st.message()};
-        check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-        auto launch = [&] { check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); };
-        launch();
-        const auto t0 = std::chrono::steady_clock::now();
-        launch();
-        check(cudaStreamSynchronize(stream), "sync");
-        const double once_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const int iters = static_cast<int>(std::clamp(opt.seconds_per_point / std::max(once_s, 1e-6), 10.0, 200.0));
-        const double us = time_us(launch, iters, stream, flush.get(), flush_bytes);
-        cudaGraphExecDestroy(exec);
-        cudaGraphDestroy(graph);
+        const double us = time_graph([&] { return run(layer.args(), layer.workspace(), layer.workspace_bytes(), stream); },
+                                     opt.seconds_per_point, stream, flush.get(), flush_bytes);
+        // The cuBLAS peer on the same inputs, its output checked against ours.
+        double cublas_us = 0.0;
+        if (precision.quant.format == WeightFormat::kDense) {
+          CublasPeer cublas;
+          st = cublas.setup(layer.args(), routing.ids);
+          if (!st.ok()) throw CudaFailure{st.message()};
+          cublas_us = time_graph([&] { return cublas.enqueue(stream); }, opt.seconds_per_point, stream, flush.get(), flush_bytes);
+          const double diff = relative_difference(layer.args().out, cublas.out(), m * shape.hidden, precision.act_dtype);
+          if (!(diff < 2e-2)) {
+            std::printf("%-20s %6lld  ours and the cuBLAS peer differ: relative L2 %.3g\n", spec.name.c_str(),
+                        static_cast<long long>(m), diff);
+            ++failures;
+          }
+        }
 
         const double bytes = static_cast<double>(hit.size()) * expert_bytes + 2.0 * m * shape.hidden * dtype_size(precision.act_dtype);
         const double flops = 2.0 * m * shape.topk * 3.0 * shape.hidden * shape.inter;
         const double floor_us = std::max(bytes / (roof.read_tbs * 1e12), flops / (roof.matmul_tfs * 1e12)) * 1e6;
         const auto peer = peers.find({spec.name, m});
         const double vllm = peer == peers.end() ? 0.0 : peer->second;
-        char peer_us[32] = "-", speedup[32] = "-";
+        char peer_us[32] = "-", speedup[32] = "-", cublas_col[32] = "-", vs_cublas[32] = "-";
         if (vllm > 0) {
           std::snprintf(peer_us, sizeof peer_us, "%.1f", vllm);
           std::snprintf(speedup, sizeof speedup, "%.2fx", vllm / us);
         }
-        std::printf("%-20s %6lld %10.1f %8.2f %8.1f %9.1f %6.1f%% %10s %8s\n", spec.name.c_str(), static_cast<long long>(m),
-                    us, bytes / us / 1e6, flops / us / 1e6, floor_us, 100.0 * floor_us / us, peer_us, speedup);
+        if (cublas_us > 0) {
+          std::snprintf(cublas_col, sizeof cublas_col, "%.1f", cublas_us);
+          std::snprintf(vs_cublas, sizeof vs_cublas, "%.2fx", cublas_us / us);
+        }
+        std::printf("%-20s %6lld %10.1f %8.2f %8.1f %9.1f %6.1f%% %10s %8s %10s %8s\n", spec.name.c_str(),
+                    static_cast<long long>(m), us, bytes / us / 1e6, flops / us / 1e6, floor_us, 100.0 * floor_us / us,
+                    peer_us, speedup, cublas_col, vs_cublas);
         if (csv) {
-          std::fprintf(csv, "%s,%s,%s,%s,%lld,%.2f,%.0f,%.0f,%.3f,%.2f,%.2f,%.1f,%.3f,%.1f,%.1f,%.3f,%s\n", dev.name.c_str(),
+          std::fprintf(csv, "%s,%s,%s,%s,%lld,%.2f,%.0f,%.0f,%.3f,%.2f,%.2f,%.1f,%.3f,%.1f,%.1f,%.3f,%s,%.2f,%.3f\n",
+                       dev.name.c_str(),
                        b.git_revision.c_str(), precision.name.c_str(), spec.name.c_str(), static_cast<long long>(m), us,
                        bytes, flops, bytes / us / 1e6, flops / us / 1e6, floor_us, 100.0 * floor_us / us, roof.read_tbs,
-                       roof.matmul_tfs, vllm, vllm > 0 ? vllm / us : 0.0, to_string(opt.path));
+                       roof.matmul_tfs, vllm, vllm > 0 ? vllm / us : 0.0, to_string(opt.path), cublas_us,
+                       cublas_us > 0 ? cublas_us / us : 0.0);
         }
         std::fflush(stdout);
       }

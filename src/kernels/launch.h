@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "align_geometry.h"
+
 namespace fusedmoe::kernels {
 
 enum class ElemType { kBF16, kFP16 };
@@ -42,6 +44,7 @@ struct AlignParams {
   int64_t* expert_offsets = nullptr;    // [E + 1] out, unpadded prefix sums
   int32_t* sorted_pairs = nullptr;      // [pairs] out: pair indices grouped by expert
   int32_t* active_experts = nullptr;    // [E + 1] out: experts with pairs, ascending; [E] = their count
+  int32_t* block_counts = nullptr;      // [align_block_counts_size()] scratch (multi-CTA only)
 };
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream);
 

@@ -1,12 +1,18 @@
 // smxx_align_tokens: groups the m * topk (token, slot) pairs by local expert, on the device,
 // with no host synchronization (CUDA-graph safe).
 //
-// One CTA (256 threads for E <= 256, else 1024); E <= 1024 counters in shared memory.
+// Up to kSingleCtaPairs pairs: one CTA (256 threads for E <= 256, else 1024), E <= 1024
+// counters in shared memory.
 //   pass 1  count pairs per local expert (shared atomics); pairs whose id is out of range or
 //           whose expert is absent (expert_map = -1) are skipped
 //   scan    exclusive prefix sum of the counts -> expert_offsets; a second scan over
 //           "count > 0" flags -> active_experts in ascending order, their number at [E]
 //   pass 2  scatter: each pair takes the next slot of its expert (shared atomic cursor)
+// More pairs: the same three steps as three kernels over chunks of kChunk pairs (one CTA
+// each), so that no single CTA walks all pairs (one CTA took 90 us for 32768 pairs, bound by
+// the latency of its strided loads): count per chunk into block_counts[chunk][E], one CTA
+// scans experts and chunks (each chunk's start per expert), and each chunk scatters from its
+// starts.
 // The order of pairs inside an expert depends on atomic order; nothing downstream depends on
 // it (each pair's GEMM rows are computed independently and the combine sums in slot order),
 // so the layer's output is bitwise deterministic.
@@ -57,6 +63,25 @@ __device__ __forceinline__ int local_expert(const AlignParams& p, int64_t pair) 
   return p.expert_map ? p.expert_map[id] : id;
 }
 
+// Writes counts, offsets and the active list from one thread per expert (all threads call).
+__device__ void write_expert_table(const AlignParams& p, int count, int* s_warp, int* offset_out) {
+  const int tid = threadIdx.x;
+  int total = 0;
+  const int offset = block_exclusive_scan(count, s_warp, &total);
+  int active_total = 0;
+  const int active_slot = block_exclusive_scan(count > 0 ? 1 : 0, s_warp, &active_total);
+  if (tid < p.num_experts) {
+    p.expert_counts[tid] = count;
+    p.expert_offsets[tid] = offset;
+    if (count > 0) p.active_experts[active_slot] = tid;
+  }
+  if (tid == 0) {
+    p.expert_offsets[p.num_experts] = total;
+    p.active_experts[p.num_experts] = active_total;
+  }
+  *offset_out = offset;
+}
+
 // One thread per expert: blockDim.x is 256 for E <= 256 (fewer warps in each barrier and
 // scan), else 1024.
 __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p) {
@@ -72,21 +97,9 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
     if (e >= 0 && e < p.num_experts) atomicAdd(&s_count[e], 1);
   }
   __syncthreads();
-  const int count = tid < p.num_experts ? s_count[tid] : 0;
-  int total = 0;
-  const int offset = block_exclusive_scan(count, s_warp, &total);
-  int active_total = 0;
-  const int active_slot = block_exclusive_scan(count > 0 ? 1 : 0, s_warp, &active_total);
-  if (tid < p.num_experts) {
-    p.expert_counts[tid] = count;
-    p.expert_offsets[tid] = offset;
-    s_cursor[tid] = offset;
-    if (count > 0) p.active_experts[active_slot] = tid;
-  }
-  if (tid == 0) {
-    p.expert_offsets[p.num_experts] = total;
-    p.active_experts[p.num_experts] = active_total;
-  }
+  int offset = 0;
+  write_expert_table(p, tid < p.num_experts ? s_count[tid] : 0, s_warp, &offset);
+  if (tid < p.num_experts) s_cursor[tid] = offset;
   __syncthreads();
   for (int64_t i = tid; i < p.pairs; i += threads) {
     const int e = local_expert(p, i);
@@ -97,11 +110,88 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   asm volatile("griddepcontrol.launch_dependents;" :::);
 }
 
+// Multi-CTA: chunk b = pairs [b * kChunk, (b + 1) * kChunk), kChunkThreads threads.
+constexpr int kChunkThreads = 256;
+constexpr int kPerThread = kChunk / kChunkThreads;
+
+__device__ __forceinline__ void load_chunk_experts(const AlignParams& p, int (&e)[kPerThread]) {
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * kChunk + threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {  // all loads in flight at once
+    const int64_t i = base + static_cast<int64_t>(j) * kChunkThreads;
+    e[j] = i < p.pairs ? local_expert(p, i) : -1;
+  }
+}
+
+__global__ void __launch_bounds__(kChunkThreads) align_count_kernel(AlignParams p) {
+  __shared__ int s_count[kMaxExperts];
+  for (int e = threadIdx.x; e < p.num_experts; e += kChunkThreads) s_count[e] = 0;
+  int e[kPerThread];
+  load_chunk_experts(p, e);
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    if (e[j] >= 0 && e[j] < p.num_experts) atomicAdd(&s_count[e[j]], 1);
+  }
+  __syncthreads();
+  int* out = p.block_counts + static_cast<int64_t>(blockIdx.x) * p.num_experts;
+  for (int x = threadIdx.x; x < p.num_experts; x += kChunkThreads) out[x] = s_count[x];
+}
+
+// One CTA, one thread per expert: totals over chunks, the expert table, and each chunk's
+// start per expert (block_counts rewritten in place as starts).
+__global__ void __launch_bounds__(kMaxThreads) align_scan_kernel(AlignParams p, int64_t chunks) {
+  __shared__ int s_warp[33];
+  const int tid = threadIdx.x;
+  int count = 0;
+  if (tid < p.num_experts) {
+    for (int64_t b = 0; b < chunks; ++b) count += p.block_counts[b * p.num_experts + tid];
+  }
+  int offset = 0;
+  write_expert_table(p, count, s_warp, &offset);
+  if (tid < p.num_experts) {
+    int start = offset;
+    for (int64_t b = 0; b < chunks; ++b) {
+      int* slot = p.block_counts + b * p.num_experts + tid;
+      const int c = *slot;
+      *slot = start;
+      start += c;
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParams p) {
+  __shared__ int s_cursor[kMaxExperts];
+  const int* starts = p.block_counts + static_cast<int64_t>(blockIdx.x) * p.num_experts;
+  for (int x = threadIdx.x; x < p.num_experts; x += kChunkThreads) s_cursor[x] = starts[x];
+  int e[kPerThread];
+  load_chunk_experts(p, e);
+  __syncthreads();
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * kChunk + threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    if (e[j] >= 0 && e[j] < p.num_experts) {
+      p.sorted_pairs[atomicAdd(&s_cursor[e[j]], 1)] = static_cast<int>(base + static_cast<int64_t>(j) * kChunkThreads);
+    }
+  }
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+}
+
 }  // namespace
 
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream) {
   if (p.num_experts <= 0 || p.num_experts > kMaxExperts) return cudaErrorInvalidValue;
-  align_tokens_kernel<<<1, p.num_experts <= 256 ? 256 : kMaxThreads, 0, stream>>>(p);
+  const int threads = p.num_experts <= 256 ? 256 : kMaxThreads;
+  if (p.pairs <= kSingleCtaPairs) {
+    align_tokens_kernel<<<1, threads, 0, stream>>>(p);
+    return cudaGetLastError();
+  }
+  if (p.block_counts == nullptr) return cudaErrorInvalidValue;
+  const int64_t chunks = (p.pairs + kChunk - 1) / kChunk;
+  if (chunks > 0x7fffffff) return cudaErrorInvalidValue;
+  align_count_kernel<<<static_cast<unsigned>(chunks), kChunkThreads, 0, stream>>>(p);
+  align_scan_kernel<<<1, threads, 0, stream>>>(p, chunks);
+  align_scatter_kernel<<<static_cast<unsigned>(chunks), kChunkThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

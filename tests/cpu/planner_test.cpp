@@ -47,6 +47,14 @@ TEST(Planner, LayoutIsAlignedAndDisjoint) {
   }
 }
 
+TEST(Planner, ChunkedAlignScratchAboveOneCta) {
+  WorkspaceLayout ws;
+  ASSERT_TRUE(plan_workspace(inputs(256, 64, 64, 128, 8, false), QuantParams(), KernelFamily::kSmallMSplitK, 0, &ws).ok());
+  EXPECT_EQ(ws.find("align_chunk_counts"), nullptr);  // 2048 pairs: one CTA
+  ASSERT_TRUE(plan_workspace(inputs(4096, 64, 64, 128, 8, false), QuantParams(), KernelFamily::kSmallMSplitK, 0, &ws).ok());
+  EXPECT_EQ(ws.find("align_chunk_counts")->bytes, 16u * 128u * 4u);  // 32768 pairs: 16 chunks x E
+}
+
 TEST(Planner, Fp8AddsQuantizedActivations) {
   QuantParams q;
   q.format = WeightFormat::kFP8Block;

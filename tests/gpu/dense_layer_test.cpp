@@ -258,6 +258,9 @@ TEST_P(DenseLayer, EdgeShapes) {
   GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
   ep.ep_half = true;  // half the experts on another GPU
   run_case(ep);
+  GpuCase chunked = custom(1537, 32, 256, 128, 4, "skewed");  // 6148 pairs: multi-CTA align
+  chunked.ep_half = true;
+  run_case(chunked);
 }
 
 TEST_P(DenseLayer, Fp16ActivationsAndWeightOnInput) {

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# On the GPU machine: build (all cores) and profile one layer call per point with Nsight
+# Compute: per-kernel time and DRAM traffic, weights not in L2 (ncu flushes caches between
+# kernels). Writes $OUT/profile.txt and prints a table last.
+#   device run: bash scripts/profile.sh mixtral_8x7b_tp1:64 qwen3_30b_a3b_tp1:4096   (carry: .deps)
+#   PATH_ARG=small_m|grouped_gemm|auto (default auto)
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${OUT:-$root/out}"
+mkdir -p "$out"
+build=build/device
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUSEDMOE_CUDA=ON -DFUSEDMOE_TESTS=OFF \
+  -DCUTLASS_DIR="$root/.deps/cutlass" > "$out/build.log" 2>&1 &&
+  cmake --build "$build" -j "$(nproc)" --target fusedmoe_cli >> "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+: > "$out/profile.txt"
+for point in "$@"; do
+  shape=${point%%:*}
+  m=${point##*:}
+  echo "== $shape m=$m path=${PATH_ARG:-auto}" >> "$out/profile.txt"
+  # The first layer call (the bench's first graph replay): its kernels, at most 8.
+  ncu --clock-control none --metrics "$metrics" --csv --print-units base -c 8 \
+    -k regex:'align|gather|gated|combine|device_kernel|setup|gemv' \
+    "$build/fusedmoe" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --seconds 0.001 \
+    > "$out/ncu_raw.csv" 2>>"$out/profile.txt"
+  python3 - "$out/ncu_raw.csv" >> "$out/profile.txt" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+hdr = rows[0]; rows = rows[1:]
+ix = {k: hdr.index(k) for k in ("ID", "Kernel Name", "Metric Name", "Metric Value")}
+by_id = collections.OrderedDict()
+for r in rows:
+    k = by_id.setdefault(r[ix["ID"]], {"name": r[ix["Kernel Name"]]})
+    k[r[ix["Metric Name"]]] = float(r[ix["Metric Value"]].replace(",", ""))
+ks = list(by_id.values())
+# one layer call: from the first align launch to the next
+first = min(i for i, k in enumerate(ks) if "align" in k["name"])
+nxt = [i for i, k in enumerate(ks) if "align" in k["name"] and i > first]
+total = 0.0
+for k in ks[first:nxt[0] if nxt else len(ks)]:
+    us = k["gpu__time_duration.sum"] / 1e3
+    rd, wr = k["dram__bytes_read.sum"] / 1e6, k["dram__bytes_write.sum"] / 1e6
+    total += us
+    name = k["name"].split("(")[0][:60]
+    print(f"  {name:60s} {us:9.1f} us  read {rd:8.1f} MB  write {wr:8.1f} MB  {(rd + wr) / us if us else 0:5.2f} TB/s")
+print(f"  {'sum of kernels':60s} {total:9.1f} us")
+PY
+done
+cat "$out/profile.txt"

@@ -1,0 +1,140 @@
+#include "cublas_peer.h"
+
+#include <string>
+
+#include "kernels/launch.h"
+
+namespace fusedmoe::tools {
+
+namespace {
+
+Status cuda_status(cudaError_t err, const char* what) {
+  return err == cudaSuccess ? Status() : Status(StatusCode::kCudaError, std::string(what) + ": " + cudaGetErrorString(err));
+}
+
+}  // namespace
+
+CublasPeer::~CublasPeer() {
+  if (handle_ != nullptr) cublasDestroy(handle_);
+}
+
+Status CublasPeer::setup(const MoeArguments& args, const std::vector<int32_t>& host_ids) {
+  const ProblemShape& s = args.inputs.shape;
+  if (args.inputs.expert_map != nullptr || args.weights->quant.format != WeightFormat::kDense) {
+    return Status(StatusCode::kNotImplemented, "cuBLAS peer: dense weights without an expert map only");
+  }
+  args_ = args;
+  const int64_t pairs = s.m * s.topk;
+  offsets_.assign(static_cast<size_t>(s.num_experts) + 1, 0);
+  for (int32_t id : host_ids) {
+    if (id >= 0 && id < s.num_experts) ++offsets_[static_cast<size_t>(id) + 1];
+  }
+  for (int32_t e = 0; e < s.num_experts; ++e) offsets_[e + 1] += offsets_[e];
+  const size_t act = static_cast<size_t>(dtype_size(args.inputs.act_dtype));
+  const size_t p = static_cast<size_t>(pairs);
+  const size_t chunk = static_cast<size_t>(kernels::align_block_counts_size(pairs, s.num_experts));
+  Status st = counts_.assign(nullptr, s.num_experts * 4);
+  if (st.ok()) st = dev_offsets_.assign(nullptr, (s.num_experts + 1) * 8);
+  if (st.ok()) st = active_.assign(nullptr, (s.num_experts + 1) * 4);
+  if (st.ok()) st = sorted_.assign(nullptr, p * 4);
+  if (st.ok()) st = row_of_pair_.assign(nullptr, p * 4);
+  if (st.ok() && chunk > 0) st = chunk_counts_.assign(nullptr, chunk * 4);
+  if (st.ok()) st = rows_.assign(nullptr, p * static_cast<size_t>(s.hidden) * act);
+  if (st.ok()) st = gate_up_.assign(nullptr, p * static_cast<size_t>(2 * s.inter) * act);
+  if (st.ok()) st = inter_.assign(nullptr, p * static_cast<size_t>(s.inter) * act);
+  if (st.ok()) st = out_.assign(nullptr, static_cast<size_t>(s.m * s.hidden) * act);
+  if (!st.ok()) return st;
+  if (handle_ == nullptr && cublasCreate(&handle_) != CUBLAS_STATUS_SUCCESS) {
+    return Status(StatusCode::kCudaError, "cublasCreate failed");
+  }
+  return Status();
+}
+
+Status CublasPeer::enqueue(cudaStream_t stream) {
+  const MoeInputs& in = args_.inputs;
+  const ProblemShape& s = in.shape;
+  const kernels::ElemType elem = in.act_dtype == DType::kBF16 ? kernels::ElemType::kBF16 : kernels::ElemType::kFP16;
+  const cudaDataType_t type = in.act_dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
+  const size_t act = static_cast<size_t>(dtype_size(in.act_dtype));
+  const int64_t pairs = s.m * s.topk;
+
+  kernels::AlignParams al;
+  al.topk_ids = in.topk_ids;
+  al.pairs = pairs;
+  al.global_experts = s.num_experts;
+  al.num_experts = s.num_experts;
+  al.expert_counts = static_cast<int32_t*>(counts_.get());
+  al.expert_offsets = static_cast<int64_t*>(dev_offsets_.get());
+  al.sorted_pairs = static_cast<int32_t*>(sorted_.get());
+  al.active_experts = static_cast<int32_t*>(active_.get());
+  al.block_counts = static_cast<int32_t*>(chunk_counts_.get());
+  Status st = cuda_status(kernels::launch_align_tokens(al, stream), "align");
+  if (!st.ok()) return st;
+
+  kernels::GatherParams ga;
+  ga.elem = elem;
+  ga.x = in.x;
+  ga.x_sorted = rows_.get();
+  ga.rows_bound = pairs;
+  ga.hidden = s.hidden;
+  ga.topk = s.topk;
+  ga.sorted_pairs = al.sorted_pairs;
+  ga.live_rows = al.expert_offsets + s.num_experts;
+  ga.row_of_pair = static_cast<int32_t*>(row_of_pair_.get());
+  st = cuda_status(kernels::launch_gather_rows(ga, stream), "gather");
+  if (!st.ok()) return st;
+
+  cublasSetStream(handle_, stream);
+  const float one = 1.0f, zero = 0.0f;
+  // D[rows_e, n] = A[rows_e, k] . W_e[n, k]^T, row-major, as column-major D^T = W_e^T' A^T.
+  auto gemms = [&](const void* a, const void* w, void* d, int64_t n, int64_t k) {
+    for (int32_t e = 0; e < s.num_experts; ++e) {
+      const int64_t rows = offsets_[e + 1] - offsets_[e];
+      if (rows == 0) continue;
+      const char* ae = static_cast<const char*>(a) + offsets_[e] * k * act;
+      const char* we = static_cast<const char*>(w) + static_cast<int64_t>(e) * n * k * act;
+      char* de = static_cast<char*>(d) + offsets_[e] * n * act;
+      if (cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(rows), static_cast<int>(k),
+                       &one, we, type, static_cast<int>(k), ae, type, static_cast<int>(k), &zero, de, type,
+                       static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+        return Status(StatusCode::kCudaError, "cublasGemmEx failed");
+      }
+    }
+    return Status();
+  };
+  st = gemms(rows_.get(), args_.weights->w13.weight, gate_up_.get(), 2 * s.inter, s.hidden);
+  if (!st.ok()) return st;
+
+  kernels::GatedActParams ap;
+  ap.elem = elem;
+  ap.act = in.activation == Activation::kSiluAndMul  ? kernels::GatedAct::kSilu
+           : in.activation == Activation::kGeluAndMul ? kernels::GatedAct::kGelu
+                                                      : kernels::GatedAct::kGeluTanh;
+  ap.h = gate_up_.get();
+  ap.a = inter_.get();
+  ap.rows_bound = pairs;
+  ap.inter = s.inter;
+  ap.live_rows = ga.live_rows;
+  ap.sorted_pairs = al.sorted_pairs;
+  ap.topk_weights = in.apply_router_weight_on_input ? in.topk_weights : nullptr;
+  st = cuda_status(kernels::launch_gated_act(ap, stream), "gated_act");
+  if (!st.ok()) return st;
+
+  st = gemms(inter_.get(), args_.weights->w2.weight, rows_.get(), s.hidden, s.inter);
+  if (!st.ok()) return st;
+
+  kernels::CombineParams c;
+  c.elem = elem;
+  c.y = rows_.get();
+  c.row_of_pair = ga.row_of_pair;
+  c.topk_weights = in.apply_router_weight_on_input ? nullptr : in.topk_weights;
+  c.out = out_.get();
+  c.m = s.m;
+  c.hidden = s.hidden;
+  c.topk = s.topk;
+  c.topk_ids = in.topk_ids;
+  c.global_experts = s.num_experts;
+  return cuda_status(kernels::launch_combine(c, stream), "combine");
+}
+
+}  // namespace fusedmoe::tools
