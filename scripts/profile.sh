@@ -19,8 +19,8 @@ for point in "$@"; do
   shape=${point%%:*}
   m=${point##*:}
   echo "== $shape m=$m path=${PATH_ARG:-auto}" >> "$out/profile.txt"
-  # The first layer call (the bench's first graph replay): its kernels, at most 8.
-  ncu --clock-control none --metrics "$metrics" --csv --print-units base -c 8 \
+  # The first layer call (the bench's first graph replay): its kernels, at most 12.
+  ncu --clock-control none --metrics "$metrics" --csv --print-units base -c 12 \
     -k regex:'align|gather|gated|combine|device_kernel|setup|gemv' \
     "$build/fusedmoe" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --seconds 0.001 \
     > "$out/ncu_raw.csv" 2>>"$out/profile.txt"
@@ -34,9 +34,9 @@ for r in rows:
     k = by_id.setdefault(r[ix["ID"]], {"name": r[ix["Kernel Name"]]})
     k[r[ix["Metric Name"]]] = float(r[ix["Metric Value"]].replace(",", ""))
 ks = list(by_id.values())
-# one layer call: from the first align launch to the next
+# one layer call: from the first align launch to the next launch of that kernel
 first = min(i for i, k in enumerate(ks) if "align" in k["name"])
-nxt = [i for i, k in enumerate(ks) if "align" in k["name"] and i > first]
+nxt = [i for i, k in enumerate(ks) if k["name"] == ks[first]["name"] and i > first]
 total = 0.0
 for k in ks[first:nxt[0] if nxt else len(ks)]:
     us = k["gpu__time_duration.sum"] / 1e3
