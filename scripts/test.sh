@@ -11,6 +11,9 @@ dir="$(scripts/build.sh)"
 preset="$(basename "$dir")"
 test_preset=$([ "$preset" = release ] && echo release-cpu || echo cpu)
 ctest --preset "$test_preset" -j "$jobs"
+# The Python package and its GPU tests (run on the H200 by scripts/python_check.sh) must at
+# least compile here.
+python3 -m py_compile python/fusedmoe/*.py tests/python/*.py
 if [ "${SANITIZE:-1}" != 0 ]; then
   cmake --preset debug > build/debug-configure.log
   cmake --build --preset debug -j "$jobs" > build/debug-build.log 2>&1 || { tail -40 build/debug-build.log; exit 1; }

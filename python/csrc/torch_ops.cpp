@@ -1,0 +1,218 @@
+// PyTorch custom ops over the C++ API (no kernel logic here): tensors in, Status out as a
+// RuntimeError naming the argument, the expected and the actual value. The ops run on the
+// current CUDA stream and take their workspace from PyTorch's caching allocator, so they
+// work inside torch.cuda.graph captures. Loaded with torch.ops.load_library by the Python
+// package, which also registers their fake (meta) implementations for torch.compile.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <string>
+
+#include "fusedmoe/moe.h"
+
+namespace {
+
+using fusedmoe::DType;
+using fusedmoe::Status;
+
+void ok_or_throw(const Status& st) { TORCH_CHECK(st.ok(), "fusedmoe: ", st.message()); }
+
+DType act_dtype_of(const at::Tensor& t, const char* name) {
+  if (t.scalar_type() == at::kBFloat16) return DType::kBF16;
+  if (t.scalar_type() == at::kHalf) return DType::kFP16;
+  TORCH_CHECK(false, "fusedmoe: ", name, ": expected dtype bfloat16 or float16, got ", t.scalar_type());
+}
+
+DType logits_dtype_of(const at::Tensor& t) {
+  if (t.scalar_type() == at::kFloat) return DType::kFP32;
+  if (t.scalar_type() == at::kBFloat16) return DType::kBF16;
+  if (t.scalar_type() == at::kHalf) return DType::kFP16;
+  TORCH_CHECK(false, "fusedmoe: router_logits: expected dtype float32, bfloat16 or float16, got ", t.scalar_type());
+}
+
+void check_tensor(const at::Tensor& t, const char* name, int64_t dim, const at::Device& device) {
+  TORCH_CHECK(t.dim() == dim, "fusedmoe: ", name, ": expected ", dim, " dimensions, got ", t.dim(), " (shape ",
+              t.sizes(), ")");
+  TORCH_CHECK(t.device() == device, "fusedmoe: ", name, ": expected a tensor on ", device, ", got ", t.device());
+  TORCH_CHECK(t.is_contiguous(), "fusedmoe: ", name, ": expected a contiguous tensor, got strides ", t.strides());
+}
+
+fusedmoe::Activation activation_of(const std::string& name) {
+  if (name == "silu") return fusedmoe::Activation::kSiluAndMul;
+  if (name == "gelu") return fusedmoe::Activation::kGeluAndMul;
+  if (name == "gelu_tanh") return fusedmoe::Activation::kGeluTanhAndMul;
+  TORCH_CHECK(false, "fusedmoe: activation: expected silu, gelu or gelu_tanh, got '", name, "'");
+}
+
+fusedmoe::ScoringFunc scoring_of(const std::string& name) {
+  if (name == "softmax") return fusedmoe::ScoringFunc::kSoftmax;
+  if (name == "sigmoid") return fusedmoe::ScoringFunc::kSigmoid;
+  TORCH_CHECK(false, "fusedmoe: scoring_func: expected softmax or sigmoid, got '", name, "'");
+}
+
+// The layer with dense weights w1 [E, 2I, H] (gate rows, then up rows) and w2 [E, H, I].
+struct Layer {
+  fusedmoe::MoeArguments args;
+  fusedmoe::PreparedWeights prepared;
+  at::Tensor out;
+  std::optional<at::Tensor> expert_map;
+};
+
+void setup_layer(const at::Tensor& x, const at::Tensor& w1, const at::Tensor& w2, int64_t topk,
+                 const std::string& activation, bool weight_on_input, const std::optional<at::Tensor>& expert_map,
+                 const std::string& path, Layer* layer) {
+  const at::Device device = x.device();
+  TORCH_CHECK(device.is_cuda(), "fusedmoe: hidden_states: expected a CUDA tensor, got ", device);
+  check_tensor(x, "hidden_states", 2, device);
+  check_tensor(w1, "w1", 3, device);
+  check_tensor(w2, "w2", 3, device);
+  const DType act = act_dtype_of(x, "hidden_states");
+  TORCH_CHECK(w1.scalar_type() == x.scalar_type() && w2.scalar_type() == x.scalar_type(),
+              "fusedmoe: w1, w2: expected dtype ", x.scalar_type(), " as hidden_states, got ", w1.scalar_type(), " and ",
+              w2.scalar_type());
+  TORCH_CHECK(w1.size(1) % 2 == 0, "fusedmoe: w1: expected [E, 2 * I, H], got shape ", w1.sizes());
+  fusedmoe::ProblemShape s;
+  s.m = x.size(0);
+  s.hidden = x.size(1);
+  s.num_experts = static_cast<int32_t>(w1.size(0));
+  s.inter = w1.size(1) / 2;
+  s.topk = static_cast<int32_t>(topk);
+  TORCH_CHECK(w1.size(2) == s.hidden, "fusedmoe: w1: expected [E, 2 * I, ", s.hidden, "] (H of hidden_states), got ",
+              w1.sizes());
+  TORCH_CHECK(w2.size(0) == s.num_experts && w2.size(1) == s.hidden && w2.size(2) == s.inter, "fusedmoe: w2: expected [",
+              s.num_experts, ", ", s.hidden, ", ", s.inter, "], got ", w2.sizes());
+  fusedmoe::MoeInputs& in = layer->args.inputs;
+  in.shape = s;
+  in.activation = activation_of(activation);
+  in.act_dtype = act;
+  in.x = x.data_ptr();
+  in.apply_router_weight_on_input = weight_on_input;
+  if (expert_map.has_value()) {
+    const at::Tensor& map = *expert_map;
+    check_tensor(map, "expert_map", 1, device);
+    TORCH_CHECK(map.scalar_type() == at::kInt, "fusedmoe: expert_map: expected dtype int32, got ", map.scalar_type());
+    in.shape.global_num_experts = static_cast<int32_t>(map.size(0));
+    in.expert_map = map.data_ptr<int32_t>();
+    layer->expert_map = map;
+  }
+  fusedmoe::MoeWeights w;
+  w.w13.weight = w1.data_ptr();
+  w.w2.weight = w2.data_ptr();
+  ok_or_throw(fusedmoe::prepare_weights(in.shape, act, w, nullptr, 0, at::cuda::getCurrentCUDAStream(), &layer->prepared));
+  layer->args.weights = &layer->prepared;
+  ok_or_throw(fusedmoe::parse_kernel_path(path, &layer->args.path));
+  layer->out = at::empty_like(x);
+  layer->args.out = layer->out.data_ptr();
+}
+
+at::Tensor run_layer(Layer* layer, const at::Device& device) {
+  size_t bytes = 0;
+  ok_or_throw(fusedmoe::workspace_size(layer->args, &bytes));
+  at::Tensor workspace = at::empty({static_cast<int64_t>(bytes)}, at::TensorOptions().dtype(at::kByte).device(device));
+  ok_or_throw(fusedmoe::run(layer->args, bytes ? workspace.data_ptr() : nullptr, bytes, at::cuda::getCurrentCUDAStream()));
+  return layer->out;
+}
+
+at::Tensor fused_experts(const at::Tensor& x, const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& topk_weights,
+                         const at::Tensor& topk_ids, const std::string& activation, bool apply_router_weight_on_input,
+                         const std::optional<at::Tensor>& expert_map, const std::string& path) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  check_tensor(topk_ids, "topk_ids", 2, x.device());
+  check_tensor(topk_weights, "topk_weights", 2, x.device());
+  TORCH_CHECK(topk_ids.scalar_type() == at::kInt, "fusedmoe: topk_ids: expected dtype int32, got ", topk_ids.scalar_type());
+  TORCH_CHECK(topk_weights.scalar_type() == at::kFloat, "fusedmoe: topk_weights: expected dtype float32, got ",
+              topk_weights.scalar_type());
+  TORCH_CHECK(topk_ids.sizes() == topk_weights.sizes() && topk_ids.size(0) == x.size(0),
+              "fusedmoe: topk_ids, topk_weights: expected the same shape [", x.size(0), ", topk], got ", topk_ids.sizes(),
+              " and ", topk_weights.sizes());
+  Layer layer;
+  setup_layer(x, w1, w2, topk_ids.size(1), activation, apply_router_weight_on_input, expert_map, path, &layer);
+  layer.args.inputs.topk_ids = topk_ids.data_ptr<int32_t>();
+  layer.args.inputs.topk_weights = topk_weights.data_ptr<float>();
+  return run_layer(&layer, x.device());
+}
+
+fusedmoe::RoutingConfig routing_config(bool renormalize, const std::string& scoring_func, int64_t num_expert_group,
+                                       int64_t topk_group, const std::optional<at::Tensor>& bias,
+                                       double routed_scaling_factor, const at::Device& device) {
+  fusedmoe::RoutingConfig r;
+  r.scoring = scoring_of(scoring_func);
+  r.renormalize = renormalize;
+  r.n_group = static_cast<int32_t>(num_expert_group);
+  r.topk_group = static_cast<int32_t>(topk_group);
+  r.routed_scaling_factor = static_cast<float>(routed_scaling_factor);
+  if (bias.has_value()) {
+    check_tensor(*bias, "e_score_correction_bias", 1, device);
+    TORCH_CHECK(bias->scalar_type() == at::kFloat, "fusedmoe: e_score_correction_bias: expected dtype float32, got ",
+                bias->scalar_type());
+    r.correction_bias = bias->data_ptr<float>();
+  }
+  return r;
+}
+
+at::Tensor fused_moe(const at::Tensor& x, const at::Tensor& router_logits, const at::Tensor& w1, const at::Tensor& w2,
+                     int64_t topk, bool renormalize, const std::string& scoring_func, int64_t num_expert_group,
+                     int64_t topk_group, const std::optional<at::Tensor>& bias, double routed_scaling_factor,
+                     const std::string& activation, bool apply_router_weight_on_input,
+                     const std::optional<at::Tensor>& expert_map, const std::string& path) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  check_tensor(router_logits, "router_logits", 2, x.device());
+  Layer layer;
+  setup_layer(x, w1, w2, topk, activation, apply_router_weight_on_input, expert_map, path, &layer);
+  const int64_t global = layer.args.inputs.shape.global_num_experts ? layer.args.inputs.shape.global_num_experts
+                                                                      : layer.args.inputs.shape.num_experts;
+  TORCH_CHECK(router_logits.size(0) == x.size(0) && router_logits.size(1) == global, "fusedmoe: router_logits: expected [",
+              x.size(0), ", ", global, "], got ", router_logits.sizes());
+  layer.args.inputs.router_logits = router_logits.data_ptr();
+  layer.args.inputs.router_dtype = logits_dtype_of(router_logits);
+  layer.args.inputs.routing =
+      routing_config(renormalize, scoring_func, num_expert_group, topk_group, bias, routed_scaling_factor, x.device());
+  return run_layer(&layer, x.device());
+}
+
+std::tuple<at::Tensor, at::Tensor> route_topk(const at::Tensor& router_logits, int64_t topk, bool renormalize,
+                                              const std::string& scoring_func, int64_t num_expert_group, int64_t topk_group,
+                                              const std::optional<at::Tensor>& bias, double routed_scaling_factor) {
+  const at::Device device = router_logits.device();
+  TORCH_CHECK(device.is_cuda(), "fusedmoe: router_logits: expected a CUDA tensor, got ", device);
+  const c10::cuda::CUDAGuard guard(device);
+  check_tensor(router_logits, "router_logits", 2, device);
+  fusedmoe::ProblemShape s;
+  s.m = router_logits.size(0);
+  s.num_experts = static_cast<int32_t>(router_logits.size(1));
+  s.hidden = 8;  // routing does not read the layer's dims; any valid values
+  s.inter = 8;
+  s.topk = static_cast<int32_t>(topk);
+  at::Tensor ids = at::empty({s.m, topk}, router_logits.options().dtype(at::kInt));
+  at::Tensor weights = at::empty({s.m, topk}, router_logits.options().dtype(at::kFloat));
+  const fusedmoe::RoutingConfig r =
+      routing_config(renormalize, scoring_func, num_expert_group, topk_group, bias, routed_scaling_factor, device);
+  ok_or_throw(fusedmoe::route_topk(s, r, logits_dtype_of(router_logits), router_logits.data_ptr(), ids.data_ptr<int32_t>(),
+                                   weights.data_ptr<float>(), at::cuda::getCurrentCUDAStream()));
+  return {weights, ids};
+}
+
+}  // namespace
+
+TORCH_LIBRARY(fusedmoe, m) {
+  m.def(
+      "fused_experts(Tensor hidden_states, Tensor w1, Tensor w2, Tensor topk_weights, Tensor topk_ids, "
+      "str activation, bool apply_router_weight_on_input, Tensor? expert_map, str path) -> Tensor");
+  m.def(
+      "fused_moe(Tensor hidden_states, Tensor router_logits, Tensor w1, Tensor w2, int topk, bool renormalize, "
+      "str scoring_func, int num_expert_group, int topk_group, Tensor? e_score_correction_bias, "
+      "float routed_scaling_factor, str activation, bool apply_router_weight_on_input, Tensor? expert_map, "
+      "str path) -> Tensor");
+  m.def(
+      "route_topk(Tensor router_logits, int topk, bool renormalize, str scoring_func, int num_expert_group, "
+      "int topk_group, Tensor? e_score_correction_bias, float routed_scaling_factor) -> (Tensor, Tensor)");
+}
+
+TORCH_LIBRARY_IMPL(fusedmoe, CUDA, m) {
+  m.impl("fused_experts", &fused_experts);
+  m.impl("fused_moe", &fused_moe);
+  m.impl("route_topk", &route_topk);
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# On the GPU machine: install the Python package from this tree against the machine's PyTorch
+# (scikit-build-core, no build isolation: no registry there), run the pytest suite and the
+# Python benchmark. Logs go to $OUT (or ./out); a short table is printed last.
+#   device run: bash scripts/python_check.sh          (carry: .deps)
+#   BENCH_M=1,16,256 narrows the benchmark grid; BENCH_M=none skips it.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${OUT:-$root/out}"
+mkdir -p "$out"
+site=/tmp/fusedmoe_site
+rows=()
+row() { rows+=("$(printf '%-22s %-6s %s' "$1" "$2" "$3")"); }
+finish() { echo; printf '%s\n' "${rows[@]}"; exit "$1"; }
+
+row "python" "info" "$(python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "abi", int(torch._C._GLIBCXX_USE_CXX11_ABI))' 2>&1 | tail -1)"
+row "c++" "info" "$(c++ --version | head -1); default $(echo '#include <string>' | c++ -x c++ -E -dM - | grep -o '_GLIBCXX_USE_CXX11_ABI [01]')"
+start=$(date +%s)
+export CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)"
+# The ops library must use the libstdc++ the Python process loads: build it with the system
+# compiler (a toolchain that links its own libstdc++ statically crashed in std::ostream).
+export CXX="${FUSEDMOE_PY_CXX:-/usr/bin/c++}"
+export CUDAHOSTCXX="$CXX"
+rm -rf build/python "$site"  # a fresh configure (the compiler is part of the cache) and install
+if ! python3 -m pip install --upgrade --no-build-isolation --no-deps --target "$site" -C build-dir=build/python . \
+    > "$out/python_build.log" 2>&1; then
+  tail -40 "$out/python_build.log"
+  row "pip install" "FAIL" "see python_build.log"
+  finish 1
+fi
+row "pip install" "ok" "$(( $(date +%s) - start )) s, CXX $CXX"
+export PYTHONPATH="$site"
+start=$(date +%s)
+python3 -m pytest -q -p no:cacheprovider tests/python > "$out/pytest.log" 2>&1
+status=$?
+row "pytest" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$(tail -1 "$out/pytest.log"), $(( $(date +%s) - start )) s"
+overall=$status
+if [ $status -ne 0 ]; then
+  grep -E "^(FAILED|ERROR)|Error|assert" "$out/pytest.log" | head -30
+  if grep -q "Segmentation fault" "$out/pytest.log"; then  # a native backtrace of the first op call
+    cuda-gdb -batch -ex run -ex bt --args python3 -c "
+import torch, fusedmoe
+x = torch.randn(4, 256, device='cuda').bfloat16()
+w1 = torch.randn(8, 256, 256, device='cuda').bfloat16(); w2 = torch.randn(8, 256, 128, device='cuda').bfloat16()
+print(fusedmoe.fused_experts(x, w1, w2, torch.ones(4, 2, device='cuda'), torch.zeros(4, 2, dtype=torch.int32, device='cuda')).sum())
+" 2>&1 | grep -E "^#|signal|SIG" | head -30
+  fi
+fi
+if [ "${BENCH_M:-}" != none ]; then
+  start=$(date +%s)
+  python3 -m fusedmoe.bench --m "${BENCH_M:-1,16,64,256,1024,4096}" > "$out/python_bench.txt" 2>&1
+  status=$?
+  [ $status -eq 0 ] || overall=1
+  row "python -m fusedmoe.bench" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$(( $(date +%s) - start )) s"
+  cat "$out/python_bench.txt"
+fi
+finish "$overall"
