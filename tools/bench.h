@@ -16,7 +16,10 @@ struct BenchOptions {
   std::string precision = "bf16";
   std::string csv_path;            ///< empty: no CSV
   std::string peers_file;          ///< bench/peers_h200.csv
-  double seconds_per_point = 0.3;  ///< timed replays per point: about this long, 10..200 of them
+  /// Timed replays per point: about this long, 10..200 of them. Short on purpose: sustained
+  /// runs at large M hit the H200's software power cap (Qwen3 M = 4096: 726 us over ~40
+  /// replays, 783 us over 200), while the rooflines are measured over 10-20 runs.
+  double seconds_per_point = 0.05;
   KernelPath path = KernelPath::kAuto;  ///< dense layers: the planner's path or a forced one
 };
 

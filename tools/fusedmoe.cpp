@@ -57,7 +57,7 @@ const char* kUsage =
     "  --m 1,2,4                 batch sizes (default: the shapes file's, up to 4096)\n"
     "  --precision NAME          as for check (default bf16)\n"
     "  --csv PATH                also write the rows as CSV\n"
-    "  --seconds S               time per point (default 0.3)\n"
+    "  --seconds S               time per point (default 0.05; longer runs meet the power cap)\n"
     "  --path P                  auto (default), small_m or grouped_gemm: force a dense path\n";
 
 struct Args {
