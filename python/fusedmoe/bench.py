@@ -4,7 +4,8 @@ Same grid and method as the C++ `fusedmoe bench` (bench shapes of shapes/models.
 layer from routing ids on, CUDA-graph replays, L2 flushed before each, median): fusedmoe's op,
 a torch._grouped_mm layer (gather, grouped GEMM, SiLU-and-mul, grouped GEMM, weighted sum) and
 a per-expert loop of torch matmuls (eager), with speedups. Routing: fusedmoe.route_topk on
-random logits with the model's routing (so the experts hit differ from the C++ tool's draw).
+N(0, 1) logits with the model's routing (DeepSeek-V3 with a 0.1 N(0, 1) correction bias), as
+the C++ tool draws them (other generators: the experts hit differ draw to draw).
 
   python -m fusedmoe.bench [--shapes-file shapes/models.json] [--shape A,B] [--m 1,16,256]
 """
@@ -17,12 +18,12 @@ import torch
 
 import fusedmoe
 
-_ROUTING = {  # bench shape -> (renormalize, scoring, n_group, topk_group, scaling, weight on input)
-    "mixtral_8x7b_tp1": (True, "softmax", 0, 0, 1.0, False),
-    "qwen2_57b_a14b_tp4": (False, "softmax", 0, 0, 1.0, False),
-    "qwen3_30b_a3b_tp1": (True, "softmax", 0, 0, 1.0, False),
-    "deepseek_v3_tp8": (True, "sigmoid", 8, 4, 2.5, False),
-    "llama4_scout_tp8": (False, "sigmoid", 0, 0, 1.0, True),
+_ROUTING = {  # bench shape -> (renormalize, scoring, n_group, topk_group, scaling, weight on input, bias)
+    "mixtral_8x7b_tp1": (True, "softmax", 0, 0, 1.0, False, False),
+    "qwen2_57b_a14b_tp4": (False, "softmax", 0, 0, 1.0, False, False),
+    "qwen3_30b_a3b_tp1": (True, "softmax", 0, 0, 1.0, False, False),
+    "deepseek_v3_tp8": (True, "sigmoid", 8, 4, 2.5, False, True),
+    "llama4_scout_tp8": (False, "sigmoid", 0, 0, 1.0, True, False),
 }
 
 
@@ -101,13 +102,16 @@ def main(argv=None):
         e, h, i, k = s["E"], s["H"], s["I"], s["topk"]
         w1 = (torch.randn(e, 2 * i, h, device="cuda") / h ** 0.5).bfloat16()
         w2 = (torch.randn(e, h, i, device="cuda") / i ** 0.5).bfloat16()
-        renorm, scoring, n_group, topk_group, scaling, on_input = _ROUTING.get(name, (True, "softmax", 0, 0, 1.0, False))
+        renorm, scoring, n_group, topk_group, scaling, on_input, use_bias = _ROUTING.get(
+            name, (True, "softmax", 0, 0, 1.0, False, False))
+        # DeepSeek-V3's correction bias drawn as the C++ tool draws it: 0.1 N(0, 1) per expert.
+        bias = 0.1 * torch.randn(e, device="cuda") if use_bias else None
         for m in (int(v) for v in args.m.split(",")):
             x = torch.randn(m, h, device="cuda").bfloat16()
             logits = torch.randn(m, e, device="cuda")
             weights, ids = fusedmoe.route_topk(logits, k, renormalize=renorm, scoring_func=scoring,
                                                num_expert_group=n_group, topk_group=topk_group,
-                                               routed_scaling_factor=scaling)
+                                               e_score_correction_bias=bias, routed_scaling_factor=scaling)
             ours = _time_us(lambda: fusedmoe.fused_experts(x, w1, w2, weights, ids,
                                                            apply_router_weight_on_input=on_input), flush)
             try:
