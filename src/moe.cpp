@@ -88,6 +88,21 @@ Status run(const MoeArguments& args, void* workspace, size_t workspace_bytes, cu
 #endif
 }
 
+Status planned_path(const MoeArguments& args, KernelPath* out) {
+  if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
+  FUSEDMOE_RETURN_IF_ERROR(validate_shape(args.inputs.shape));
+  FUSEDMOE_RETURN_IF_ERROR(check_prepared(args));
+  if (args.weights->quant.format != WeightFormat::kDense) {
+    *out = KernelPath::kAuto;
+    return Status();
+  }
+  const ProblemShape& s = args.inputs.shape;
+  *out = choose_dense_family(s.m * s.topk, s.num_experts, s.inter, args.path) == KernelFamily::kSmallMSplitK
+             ? KernelPath::kSmallM
+             : KernelPath::kGroupedGemm;
+  return Status();
+}
+
 Status prepared_weights_size(const ProblemShape& shape, DType act_dtype, const MoeWeights& w,
                              size_t* bytes) {
   if (bytes == nullptr) return invalid_argument("bytes", "non-null", "nullptr");

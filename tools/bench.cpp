@@ -202,8 +202,8 @@ int bench_main(const BenchOptions& opt) {
       std::fprintf(csv, "gpu,git,precision,shape,m,us,bytes,flops,tb_s,tflop_s,floor_us,pct_roofline,"
                         "read_tbs,matmul_tfs,vllm_bf16_us,speedup_vs_vllm,path,cublas_us,speedup_vs_cublas\n");
     }
-    std::printf("%-20s %6s %10s %8s %8s %9s %7s %10s %8s %10s %8s\n", "shape", "m", "us", "TB/s", "TFLOP/s", "floor_us",
-                "%roof", "vllm_us", "speedup", "cublas_us", "vs_cublas");
+    std::printf("%-20s %6s %-12s %10s %8s %8s %9s %7s %10s %8s %10s %8s\n", "shape", "m", "path", "us", "TB/s", "TFLOP/s",
+                "floor_us", "%roof", "vllm_us", "speedup", "cublas_us", "vs_cublas");
     int failures = 0;
     for (const ShapeSpec& spec : opt.shapes) {
       ProblemShape shape = spec.shape;
@@ -236,6 +236,9 @@ int bench_main(const BenchOptions& opt) {
           ++failures;
           continue;
         }
+        KernelPath planned = KernelPath::kAuto;
+        st = planned_path(layer.args(), &planned);
+        if (!st.ok()) throw CudaFailure{st.message()};
         const double us = time_graph([&] { return run(layer.args(), layer.workspace(), layer.workspace_bytes(), stream); },
                                      opt.seconds_per_point, stream, flush.get(), flush_bytes);
         // The cuBLAS peer on the same inputs, its output checked against ours.
@@ -267,15 +270,15 @@ int bench_main(const BenchOptions& opt) {
           std::snprintf(cublas_col, sizeof cublas_col, "%.1f", cublas_us);
           std::snprintf(vs_cublas, sizeof vs_cublas, "%.2fx", cublas_us / us);
         }
-        std::printf("%-20s %6lld %10.1f %8.2f %8.1f %9.1f %6.1f%% %10s %8s %10s %8s\n", spec.name.c_str(),
-                    static_cast<long long>(m), us, bytes / us / 1e6, flops / us / 1e6, floor_us, 100.0 * floor_us / us,
-                    peer_us, speedup, cublas_col, vs_cublas);
+        std::printf("%-20s %6lld %-12s %10.1f %8.2f %8.1f %9.1f %6.1f%% %10s %8s %10s %8s\n", spec.name.c_str(),
+                    static_cast<long long>(m), to_string(planned), us, bytes / us / 1e6, flops / us / 1e6, floor_us,
+                    100.0 * floor_us / us, peer_us, speedup, cublas_col, vs_cublas);
         if (csv) {
           std::fprintf(csv, "%s,%s,%s,%s,%lld,%.2f,%.0f,%.0f,%.3f,%.2f,%.2f,%.1f,%.3f,%.1f,%.1f,%.3f,%s,%.2f,%.3f\n",
                        dev.name.c_str(),
                        b.git_revision.c_str(), precision.name.c_str(), spec.name.c_str(), static_cast<long long>(m), us,
                        bytes, flops, bytes / us / 1e6, flops / us / 1e6, floor_us, 100.0 * floor_us / us, roof.read_tbs,
-                       roof.matmul_tfs, vllm, vllm > 0 ? vllm / us : 0.0, to_string(opt.path), cublas_us,
+                       roof.matmul_tfs, vllm, vllm > 0 ? vllm / us : 0.0, to_string(planned), cublas_us,
                        cublas_us > 0 ? cublas_us / us : 0.0);
         }
         std::fflush(stdout);

@@ -75,6 +75,11 @@ const char* to_string(KernelPath v);
 /// "auto", "small_m" or "grouped_gemm".
 Status parse_kernel_path(const std::string& name, KernelPath* out);
 
+struct MoeArguments;
+/// The path run() takes for these arguments (kSmallM or kGroupedGemm for dense weights; the
+/// quantized formats report kAuto: they have one path each). Host-only, no device needed.
+Status planned_path(const MoeArguments& args, KernelPath* out);
+
 /// One call of the layer.
 struct MoeArguments {
   MoeInputs inputs;

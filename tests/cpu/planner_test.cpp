@@ -117,6 +117,33 @@ TEST(Planner, DensePathByRowsPerExpert) {
   EXPECT_EQ(choose_dense_family(1 << 20, 8, 14336, KernelPath::kSmallM), small);
 }
 
+TEST(Planner, PlannedPathThroughTheApi) {
+  PreparedWeights w;
+  w.shape = make_shape(1, 4096, 14336, 8, 2);  // Mixtral
+  MoeArguments args;
+  args.weights = &w;
+  args.inputs.shape = make_shape(16, 4096, 14336, 8, 2);
+  KernelPath p = KernelPath::kAuto;
+  ASSERT_TRUE(planned_path(args, &p).ok());
+  EXPECT_EQ(p, KernelPath::kSmallM);
+  args.inputs.shape.m = 32;
+  ASSERT_TRUE(planned_path(args, &p).ok());
+  EXPECT_EQ(p, KernelPath::kGroupedGemm);
+  args.path = KernelPath::kSmallM;  // forced
+  ASSERT_TRUE(planned_path(args, &p).ok());
+  EXPECT_EQ(p, KernelPath::kSmallM);
+  w.quant.format = WeightFormat::kAWQ;  // one path per quantized format
+  w.quant.bits = 4;
+  w.quant.group_size = 128;
+  w.quant.has_zeros = true;
+  args.path = KernelPath::kAuto;
+  ASSERT_TRUE(planned_path(args, &p).ok()) << planned_path(args, &p).message();
+  EXPECT_EQ(p, KernelPath::kAuto);
+  args.inputs.shape.hidden = 2048;  // weights prepared for another shape
+  EXPECT_EQ(planned_path(args, &p).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(planned_path(args, nullptr).message(), "out: expected non-null, got nullptr");
+}
+
 TEST(Planner, KernelPathNames) {
   KernelPath p = KernelPath::kAuto;
   ASSERT_TRUE(parse_kernel_path("grouped_gemm", &p).ok());
