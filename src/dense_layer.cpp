@@ -36,6 +36,13 @@ Status current_sm_count(int32_t* out) {
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+template <typename T>
+T* at(void* base, const WorkspaceLayout& ws, const char* name) {
+  return reinterpret_cast<T*>(static_cast<char*>(base) + ws.find(name)->offset);
+}
+
+}  // namespace
+
 kernels::GatedAct gated_act(Activation a) {
   switch (a) {
     case Activation::kGeluAndMul: return kernels::GatedAct::kGelu;
@@ -46,13 +53,6 @@ kernels::GatedAct gated_act(Activation a) {
 }
 
 kernels::ElemType elem_type(DType d) { return d == DType::kBF16 ? kernels::ElemType::kBF16 : kernels::ElemType::kFP16; }
-
-template <typename T>
-T* at(void* base, const WorkspaceLayout& ws, const char* name) {
-  return reinterpret_cast<T*>(static_cast<char*>(base) + ws.find(name)->offset);
-}
-
-}  // namespace
 
 Status gpu_route(const ProblemShape& s, const RoutingConfig& r, DType logits_dtype, const void* logits,
                  int32_t* topk_ids, float* topk_weights, cudaStream_t stream) {

@@ -8,9 +8,14 @@
 #include <cstddef>
 
 #include "fusedmoe/moe.h"
+#include "kernels/launch.h"
 #include "planner.h"
 
 namespace fusedmoe {
+
+/// The kernels' names for the public activation and element types.
+kernels::GatedAct gated_act(Activation a);
+kernels::ElemType elem_type(DType d);
 
 /// Enqueues routing_topk (arguments already validated).
 Status gpu_route(const ProblemShape& shape, const RoutingConfig& routing, DType logits_dtype, const void* logits,

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "dense_layer.h"
 #include "kernels/launch.h"
 
 namespace fusedmoe::tools {
@@ -53,7 +54,7 @@ Status CublasPeer::setup(const MoeArguments& args, const std::vector<int32_t>& h
 Status CublasPeer::enqueue(cudaStream_t stream) {
   const MoeInputs& in = args_.inputs;
   const ProblemShape& s = in.shape;
-  const kernels::ElemType elem = in.act_dtype == DType::kBF16 ? kernels::ElemType::kBF16 : kernels::ElemType::kFP16;
+  const kernels::ElemType elem = elem_type(in.act_dtype);
   const cudaDataType_t type = in.act_dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
   const size_t act = static_cast<size_t>(dtype_size(in.act_dtype));
   const int64_t pairs = s.m * s.topk;
@@ -107,9 +108,7 @@ Status CublasPeer::enqueue(cudaStream_t stream) {
 
   kernels::GatedActParams ap;
   ap.elem = elem;
-  ap.act = in.activation == Activation::kSiluAndMul  ? kernels::GatedAct::kSilu
-           : in.activation == Activation::kGeluAndMul ? kernels::GatedAct::kGelu
-                                                      : kernels::GatedAct::kGeluTanh;
+  ap.act = gated_act(in.activation);
   ap.h = gate_up_.get();
   ap.a = inter_.get();
   ap.rows_bound = pairs;
