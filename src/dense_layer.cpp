@@ -76,6 +76,66 @@ Status gpu_route(const ProblemShape& s, const RoutingConfig& r, DType logits_dty
   return err == cudaSuccess ? Status() : cuda_error(err, "routing_topk launch");
 }
 
+Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::AlignParams* al, cudaStream_t stream) {
+  al->topk_ids = topk_ids;
+  al->expert_map = in.expert_map;
+  al->pairs = in.shape.m * in.shape.topk;
+  al->global_experts = global_experts(in.shape);
+  al->num_experts = in.shape.num_experts;
+  const cudaError_t err = kernels::launch_align_tokens(*al, stream);
+  return err == cudaSuccess ? Status() : cuda_error(err, "smxx_align_tokens launch");
+}
+
+Status enqueue_gather(const MoeInputs& in, const kernels::AlignParams& al, void* rows, int32_t* row_of_pair,
+                      cudaStream_t stream) {
+  kernels::GatherParams ga;
+  ga.elem = elem_type(in.act_dtype);
+  ga.x = in.x;
+  ga.x_sorted = rows;
+  ga.rows_bound = al.pairs;
+  ga.hidden = in.shape.hidden;
+  ga.topk = in.shape.topk;
+  ga.sorted_pairs = al.sorted_pairs;
+  ga.live_rows = al.expert_offsets + al.num_experts;
+  ga.row_of_pair = row_of_pair;
+  const cudaError_t err = kernels::launch_gather_rows(ga, stream);
+  return err == cudaSuccess ? Status() : cuda_error(err, "gather_rows launch");
+}
+
+Status enqueue_gated_act(const MoeInputs& in, const kernels::AlignParams& al, const float* topk_weights,
+                         const void* gate_up, void* intermediate, cudaStream_t stream) {
+  kernels::GatedActParams act;
+  act.elem = elem_type(in.act_dtype);
+  act.act = gated_act(in.activation);
+  act.h = gate_up;
+  act.a = intermediate;
+  act.rows_bound = al.pairs;
+  act.inter = in.shape.inter;
+  act.live_rows = al.expert_offsets + al.num_experts;
+  act.sorted_pairs = al.sorted_pairs;
+  act.topk_weights = in.apply_router_weight_on_input ? topk_weights : nullptr;
+  const cudaError_t err = kernels::launch_gated_act(act, stream);
+  return err == cudaSuccess ? Status() : cuda_error(err, "gated_act launch");
+}
+
+Status enqueue_combine(const MoeInputs& in, const kernels::AlignParams& al, const float* weights, const void* y,
+                       const int32_t* row_of_pair, void* out, cudaStream_t stream) {
+  kernels::CombineParams c;
+  c.elem = elem_type(in.act_dtype);
+  c.y = y;
+  c.row_of_pair = row_of_pair;
+  c.topk_weights = weights;
+  c.out = out;
+  c.m = in.shape.m;
+  c.hidden = in.shape.hidden;
+  c.topk = in.shape.topk;
+  c.topk_ids = al.topk_ids;
+  c.expert_map = in.expert_map;
+  c.global_experts = al.global_experts;
+  const cudaError_t err = kernels::launch_combine(c, stream);
+  return err == cudaSuccess ? Status() : cuda_error(err, "combine launch");
+}
+
 Status dense_can_implement(const MoeArguments& args) {
   const MoeInputs& in = args.inputs;
   const PreparedWeights& w = *args.weights;
@@ -156,24 +216,11 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
   const MoeInputs& in = args.inputs;
   const ProblemShape& s = in.shape;
   const kernels::ElemType elem = elem_type(in.act_dtype);
-  const int64_t pairs = s.m * s.topk;
-  const int64_t* live_rows = al.expert_offsets + s.num_experts;
   void* rows = at<void>(workspace, ws, "expert_out");  // x gathered, later GEMM2's output
   void* gate_up = at<void>(workspace, ws, "gate_up");
   void* intermediate = at<void>(workspace, ws, "intermediate");
 
-  kernels::GatherParams ga;
-  ga.elem = elem;
-  ga.x = in.x;
-  ga.x_sorted = rows;
-  ga.rows_bound = pairs;
-  ga.hidden = s.hidden;
-  ga.topk = s.topk;
-  ga.sorted_pairs = al.sorted_pairs;
-  ga.live_rows = live_rows;
-  ga.row_of_pair = at<int32_t>(workspace, ws, "row_of_pair");
-  cudaError_t err = kernels::launch_gather_rows(ga, stream);
-  if (err != cudaSuccess) return cuda_error(err, "gather_rows launch");
+  FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, at<int32_t>(workspace, ws, "row_of_pair"), stream));
 
   kernels::GroupedGemmParams gp;
   gp.num_groups = s.num_experts;
@@ -186,21 +233,10 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
   gp.a = rows;
   gp.b = args.weights->w13.weight;
   gp.d = gate_up;
-  err = kernels::launch_grouped_gemm(elem, gp, stream);
+  cudaError_t err = kernels::launch_grouped_gemm(elem, gp, stream);
   if (err != cudaSuccess) return cuda_error(err, "sm90_bf16_grouped_gemm gate-up launch");
 
-  kernels::GatedActParams act;
-  act.elem = elem;
-  act.act = gated_act(in.activation);
-  act.h = gate_up;
-  act.a = intermediate;
-  act.rows_bound = pairs;
-  act.inter = s.inter;
-  act.live_rows = live_rows;
-  act.sorted_pairs = al.sorted_pairs;
-  act.topk_weights = in.apply_router_weight_on_input ? topk_weights : nullptr;
-  err = kernels::launch_gated_act(act, stream);
-  if (err != cudaSuccess) return cuda_error(err, "gated_act launch");
+  FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
 
   gp.n = s.hidden;
   gp.k = s.inter;
@@ -240,38 +276,20 @@ Status dense_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   }
 
   kernels::AlignParams al;
-  al.topk_ids = topk_ids;
-  al.expert_map = in.expert_map;
-  al.pairs = s.m * s.topk;
-  al.global_experts = global_experts(s);
-  al.num_experts = s.num_experts;
   al.expert_counts = at<int32_t>(workspace, ws, "expert_counts");
   al.expert_offsets = at<int64_t>(workspace, ws, "expert_offsets");
   al.sorted_pairs = at<int32_t>(workspace, ws, "sorted_pairs");
   al.active_experts = at<int32_t>(workspace, ws, "active_experts");
   al.block_counts = ws.find("align_chunk_counts") ? at<int32_t>(workspace, ws, "align_chunk_counts") : nullptr;
-  cudaError_t err = kernels::launch_align_tokens(al, stream);
-  if (err != cudaSuccess) return cuda_error(err, "smxx_align_tokens launch");
+  FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream));
 
   const bool grouped = family == KernelFamily::kSm90Bf16GroupedGemm;
   FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, al, topk_weights, workspace, ws, sms, stream)
                                    : run_small_m(args, al, topk_weights, workspace, ws, sms, stream));
 
-  kernels::CombineParams c;
-  c.elem = elem_type(in.act_dtype);
-  c.y = at<void>(workspace, ws, "expert_out");
-  c.row_of_pair = grouped ? at<int32_t>(workspace, ws, "row_of_pair") : nullptr;
-  c.topk_weights = grouped && !in.apply_router_weight_on_input ? topk_weights : nullptr;
-  c.out = args.out;
-  c.m = s.m;
-  c.hidden = s.hidden;
-  c.topk = s.topk;
-  c.topk_ids = topk_ids;
-  c.expert_map = in.expert_map;
-  c.global_experts = al.global_experts;
-  err = kernels::launch_combine(c, stream);
-  if (err != cudaSuccess) return cuda_error(err, "combine launch");
-  return Status();
+  return enqueue_combine(in, al, grouped && !in.apply_router_weight_on_input ? topk_weights : nullptr,
+                         at<void>(workspace, ws, "expert_out"),
+                         grouped ? at<int32_t>(workspace, ws, "row_of_pair") : nullptr, args.out, stream);
 }
 
 }  // namespace fusedmoe

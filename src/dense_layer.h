@@ -21,6 +21,21 @@ kernels::ElemType elem_type(DType d);
 Status gpu_route(const ProblemShape& shape, const RoutingConfig& routing, DType logits_dtype, const void* logits,
                  int32_t* topk_ids, float* topk_weights, cudaStream_t stream);
 
+/// The glue around the expert GEMMs, shared by the layer and the cuBLAS peer of the bench
+/// tool. `al` carries the alignment buffers (expert_counts, expert_offsets, sorted_pairs,
+/// active_experts, block_counts when needed); enqueue_align fills the rest from `in`.
+Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::AlignParams* al, cudaStream_t stream);
+/// x's rows in expert order into `rows`, and row_of_pair for the combine.
+Status enqueue_gather(const MoeInputs& in, const kernels::AlignParams& al, void* rows, int32_t* row_of_pair,
+                      cudaStream_t stream);
+/// act(gate) * up of GEMM1's [rows, 2I] output, with the routed weight if it applies on input.
+Status enqueue_gated_act(const MoeInputs& in, const kernels::AlignParams& al, const float* topk_weights,
+                         const void* gate_up, void* intermediate, cudaStream_t stream);
+/// out[t] = sum over slots of weight * y[row]; `weights` nullptr when GEMM2 applied them,
+/// `row_of_pair` nullptr when y is indexed by pair.
+Status enqueue_combine(const MoeInputs& in, const kernels::AlignParams& al, const float* weights, const void* y,
+                       const int32_t* row_of_pair, void* out, cudaStream_t stream);
+
 /// Constraints of the dense kernels beyond the common validation (16-byte rows and pointers).
 Status dense_can_implement(const MoeArguments& args);
 /// The path planned for this call and its workspace (queries the current device's SM count).

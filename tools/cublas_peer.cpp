@@ -7,14 +7,6 @@
 
 namespace fusedmoe::tools {
 
-namespace {
-
-Status cuda_status(cudaError_t err, const char* what) {
-  return err == cudaSuccess ? Status() : Status(StatusCode::kCudaError, std::string(what) + ": " + cudaGetErrorString(err));
-}
-
-}  // namespace
-
 CublasPeer::~CublasPeer() {
   if (handle_ != nullptr) cublasDestroy(handle_);
 }
@@ -54,35 +46,17 @@ Status CublasPeer::setup(const MoeArguments& args, const std::vector<int32_t>& h
 Status CublasPeer::enqueue(cudaStream_t stream) {
   const MoeInputs& in = args_.inputs;
   const ProblemShape& s = in.shape;
-  const kernels::ElemType elem = elem_type(in.act_dtype);
   const cudaDataType_t type = in.act_dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
   const size_t act = static_cast<size_t>(dtype_size(in.act_dtype));
-  const int64_t pairs = s.m * s.topk;
 
   kernels::AlignParams al;
-  al.topk_ids = in.topk_ids;
-  al.pairs = pairs;
-  al.global_experts = s.num_experts;
-  al.num_experts = s.num_experts;
   al.expert_counts = static_cast<int32_t*>(counts_.get());
   al.expert_offsets = static_cast<int64_t*>(dev_offsets_.get());
   al.sorted_pairs = static_cast<int32_t*>(sorted_.get());
   al.active_experts = static_cast<int32_t*>(active_.get());
   al.block_counts = static_cast<int32_t*>(chunk_counts_.get());
-  Status st = cuda_status(kernels::launch_align_tokens(al, stream), "align");
-  if (!st.ok()) return st;
-
-  kernels::GatherParams ga;
-  ga.elem = elem;
-  ga.x = in.x;
-  ga.x_sorted = rows_.get();
-  ga.rows_bound = pairs;
-  ga.hidden = s.hidden;
-  ga.topk = s.topk;
-  ga.sorted_pairs = al.sorted_pairs;
-  ga.live_rows = al.expert_offsets + s.num_experts;
-  ga.row_of_pair = static_cast<int32_t*>(row_of_pair_.get());
-  st = cuda_status(kernels::launch_gather_rows(ga, stream), "gather");
+  Status st = enqueue_align(in, in.topk_ids, &al, stream);
+  if (st.ok()) st = enqueue_gather(in, al, rows_.get(), static_cast<int32_t*>(row_of_pair_.get()), stream);
   if (!st.ok()) return st;
 
   cublasSetStream(handle_, stream);
@@ -106,34 +80,14 @@ Status CublasPeer::enqueue(cudaStream_t stream) {
   st = gemms(rows_.get(), args_.weights->w13.weight, gate_up_.get(), 2 * s.inter, s.hidden);
   if (!st.ok()) return st;
 
-  kernels::GatedActParams ap;
-  ap.elem = elem;
-  ap.act = gated_act(in.activation);
-  ap.h = gate_up_.get();
-  ap.a = inter_.get();
-  ap.rows_bound = pairs;
-  ap.inter = s.inter;
-  ap.live_rows = ga.live_rows;
-  ap.sorted_pairs = al.sorted_pairs;
-  ap.topk_weights = in.apply_router_weight_on_input ? in.topk_weights : nullptr;
-  st = cuda_status(kernels::launch_gated_act(ap, stream), "gated_act");
+  st = enqueue_gated_act(in, al, in.topk_weights, gate_up_.get(), inter_.get(), stream);
   if (!st.ok()) return st;
 
   st = gemms(inter_.get(), args_.weights->w2.weight, rows_.get(), s.hidden, s.inter);
   if (!st.ok()) return st;
 
-  kernels::CombineParams c;
-  c.elem = elem;
-  c.y = rows_.get();
-  c.row_of_pair = ga.row_of_pair;
-  c.topk_weights = in.apply_router_weight_on_input ? nullptr : in.topk_weights;
-  c.out = out_.get();
-  c.m = s.m;
-  c.hidden = s.hidden;
-  c.topk = s.topk;
-  c.topk_ids = in.topk_ids;
-  c.global_experts = s.num_experts;
-  return cuda_status(kernels::launch_combine(c, stream), "combine");
+  return enqueue_combine(in, al, in.apply_router_weight_on_input ? nullptr : in.topk_weights, rows_.get(),
+                         static_cast<const int32_t*>(row_of_pair_.get()), out_.get(), stream);
 }
 
 }  // namespace fusedmoe::tools
