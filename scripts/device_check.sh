@@ -2,8 +2,10 @@
 # On the GPU machine (no network): build everything with all cores from the working tree,
 # run every test (labels cpu and gpu) and the GPU checks, and print a short table last.
 # Needs .deps/ carried along (scripts/setup.sh makes it here): CUTLASS headers and the
-# GoogleTest sources. Logs go to $OUT (or ./out).
+# GoogleTest sources. Logs go to $OUT (or ./out): build.log, ctest.log, checks.txt (info,
+# fusedmoe check, sanitizers), bench.txt (every bench table), bench_<precision>.csv, summary.txt.
 #   device run: bash scripts/device_check.sh         (carry: .deps)
+#   BENCH_PRECISIONS="bf16 w4a16 w8a16" (default) picks the benches; BENCH_ARGS narrows them.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -38,28 +40,28 @@ fi
 if grep -q C7510 "$out/build.log"; then row "build" "FAIL" "ptxas C7510: wgmma serialized"; finish 1; fi
 row "build" "ok" "$(since "$start"), $(nproc) jobs, no C7510"
 
-{ echo "nvidia-smi: $gpu"; "$build/fusedmoe" info; } > "$out/info.txt" 2>&1
-row "fusedmoe info" "$([ $? -eq 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^gpu 0' "$out/info.txt" | cut -c1-90)"
+{ echo "nvidia-smi: $gpu"; "$build/fusedmoe" info; } > "$out/checks.txt" 2>&1
+row "fusedmoe info" "$([ $? -eq 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^gpu 0' "$out/checks.txt" | cut -c1-90)"
 
 start=$(t)
-timeout 300 ctest --test-dir "$build" -j 8 --output-on-failure > "$out/ctest.log" 2>&1
+timeout 450 ctest --test-dir "$build" -j 8 --output-on-failure > "$out/ctest.log" 2>&1
 status=$?
 summary=$(grep -E "tests passed|tests failed" "$out/ctest.log" | tail -1)
 skipped=$(grep -c "Skipped" "$out/ctest.log")
 row "ctest (cpu + gpu)" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$summary, $skipped skipped, $(since "$start")"
 overall=$status
 
-: > "$out/checks.txt"
-for shape in mixtral_8x7b_tp1 qwen2_57b_a14b_tp4 qwen3_30b_a3b_tp1 deepseek_v3_tp8 llama4_scout_tp8; do
+for check in mixtral_8x7b_tp1:bf16 qwen2_57b_a14b_tp4:bf16 qwen3_30b_a3b_tp1:bf16 deepseek_v3_tp8:bf16 \
+             llama4_scout_tp8:bf16 deepseek_v3_tp8:w4a16_awq qwen3_30b_a3b_tp1:w8a16_gptq; do
   start=$(t)
-  "$build/fusedmoe" check --shape "$shape" --m 16 --precision bf16 >> "$out/checks.txt" 2>&1
+  "$build/fusedmoe" check --shape "${check%%:*}" --m 16 --precision "${check##*:}" >> "$out/checks.txt" 2>&1
   status=$?
   [ $status -eq 0 ] || overall=1
   result=$(grep '^result:' "$out/checks.txt" | tail -1 | cut -d' ' -f2-3)
-  row "check $shape m=16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$result, $(since "$start")"
+  row "check ${check/:/ } m=16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$result, $(since "$start")"
 done
 # compute-sanitizer over a small GPU case set: out-of-bounds accesses and shared-memory races.
-san_filter='Paths/DenseLayer.EdgeShapes/*:Paths/DenseLayer.Fp16ActivationsAndWeightOnInput/*'
+san_filter='Paths/DenseLayer.EdgeShapes/*:Paths/DenseLayer.Fp16ActivationsAndWeightOnInput/*:Paths/QuantLayer.GroupSizesScalesAndZeros/*'
 echo "== compute-sanitizer ($san_filter)" >> "$out/checks.txt"
 for tool in memcheck racecheck; do
   start=$(t)
@@ -71,18 +73,23 @@ for tool in memcheck racecheck; do
     "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/checks.txt" | tail -1), $(since "$start")"
 done
 
-start=$(t)
-"$build/fusedmoe" bench --precision bf16 --csv "$out/bench_bf16.csv" ${BENCH_ARGS:-} > "$out/bench_bf16.txt" 2>&1
-status=$?
-[ $status -eq 0 ] || overall=1
-row "bench bf16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$(($(wc -l < "$out/bench_bf16.csv") - 1)) points, $(since "$start")"
-# Forced paths side by side (BENCH_PATHS="small_m grouped_gemm", BENCH_PATH_ARGS narrows the grid).
-for path in ${BENCH_PATHS:-}; do
+: > "$out/bench.txt"
+for precision in ${BENCH_PRECISIONS:-bf16 w4a16 w8a16}; do
   start=$(t)
-  "$build/fusedmoe" bench --precision bf16 --path "$path" ${BENCH_PATH_ARGS:-} >> "$out/bench_paths.txt" 2>&1
+  "$build/fusedmoe" bench --precision "$precision" --csv "$out/bench_$precision.csv" ${BENCH_ARGS:-} >> "$out/bench.txt" 2>&1
   status=$?
   [ $status -eq 0 ] || overall=1
-  row "bench bf16 --path $path" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$(since "$start")"
+  row "bench $precision" "$([ $status -eq 0 ] && echo ok || echo FAIL)" \
+    "$(($(wc -l < "$out/bench_$precision.csv") - 1)) points, $(since "$start")"
 done
-cat "$out/bench_bf16.txt"
+# Forced paths side by side (BENCH_PATHS="small_m grouped_gemm", BENCH_PATH_PRECISION (bf16),
+# BENCH_PATH_ARGS narrows the grid).
+for path in ${BENCH_PATHS:-}; do
+  start=$(t)
+  "$build/fusedmoe" bench --precision "${BENCH_PATH_PRECISION:-bf16}" --path "$path" ${BENCH_PATH_ARGS:-} >> "$out/bench.txt" 2>&1
+  status=$?
+  [ $status -eq 0 ] || overall=1
+  row "bench ${BENCH_PATH_PRECISION:-bf16} --path $path" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$(since "$start")"
+done
+cat "$out/bench.txt"
 finish "$overall"

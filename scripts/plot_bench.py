@@ -26,7 +26,7 @@ def main() -> None:
     for shape, rs in rows.items():
         rs.sort(key=lambda r: int(r["m"]))
         ax1.plot([int(r["m"]) for r in rs], [float(r["pct_roofline"]) for r in rs], marker="o", label=shape)
-        peers = [r for r in rs if float(r["vllm_bf16_us"]) > 0]
+        peers = [r for r in rs if float(r.get("vllm_us", r.get("vllm_bf16_us", 0))) > 0]
         ax2.plot([int(r["m"]) for r in peers], [float(r["speedup_vs_vllm"]) for r in peers], marker="o", label=shape)
     ax1.set(xscale="log", xlabel="tokens M", ylabel="% of roofline (max of bandwidth and matmul floors)",
             title=f"fusedmoe {meta.get('precision', '')} layer on {meta.get('gpu', '')}")

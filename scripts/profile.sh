@@ -3,7 +3,9 @@
 # Compute: per-kernel time and DRAM traffic, weights not in L2 (ncu flushes caches between
 # kernels). Writes $OUT/profile.txt and prints a table last.
 #   device run: bash scripts/profile.sh mixtral_8x7b_tp1:64 qwen3_30b_a3b_tp1:4096   (carry: .deps)
-#   PATH_ARG=small_m|grouped_gemm|auto (default auto)
+#   PATH_ARG=small_m|grouped_gemm|auto (default auto), PRECISION=bf16|w4a16|... (default bf16)
+#   DETAIL=REGEX: also the speed-of-light, occupancy, warp-state and memory sections of the
+#   first two kernels whose names match REGEX (e.g. DETAIL=gemv)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -18,12 +20,12 @@ metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
 for point in "$@"; do
   shape=${point%%:*}
   m=${point##*:}
-  echo "== $shape m=$m path=${PATH_ARG:-auto}" >> "$out/profile.txt"
+  echo "== $shape m=$m path=${PATH_ARG:-auto} precision=${PRECISION:-bf16}" >> "$out/profile.txt"
   # The first layer call (the bench's first graph replay): its kernels, at most 12.
   ncu --clock-control none --metrics "$metrics" --csv --print-units base -c 12 \
-    -k regex:'align|gather|gated|combine|device_kernel|setup|gemv' \
-    "$build/fusedmoe" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --seconds 0.001 \
-    > "$out/ncu_raw.csv" 2>>"$out/profile.txt"
+    -k regex:'align|gather|gated|combine|device_kernel|setup|gemv|dequant' \
+    "$build/fusedmoe" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --precision "${PRECISION:-bf16}" \
+    --seconds 0.001 > "$out/ncu_raw.csv" 2>>"$out/profile.txt"
   python3 - "$out/ncu_raw.csv" >> "$out/profile.txt" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
@@ -46,5 +48,23 @@ for k in ks[first:nxt[0] if nxt else len(ks)]:
     print(f"  {name:60s} {us:9.1f} us  read {rd:8.1f} MB  write {wr:8.1f} MB  {(rd + wr) / us if us else 0:5.2f} TB/s")
 print(f"  {'sum of kernels':60s} {total:9.1f} us")
 PY
+  if [ -n "${DETAIL:-}" ]; then
+    ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
+      --section MemoryWorkloadAnalysis --section LaunchStats --csv --print-units base -c 2 -k regex:"$DETAIL" \
+      "$build/fusedmoe" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --precision "${PRECISION:-bf16}" \
+      --seconds 0.001 > "$out/ncu_detail.csv" 2>>"$out/profile.txt"
+    python3 - "$out/ncu_detail.csv" >> "$out/profile.txt" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+hdr = rows[0]
+ix = {k: hdr.index(k) for k in ("ID", "Kernel Name", "Section Name", "Metric Name", "Metric Value")}
+last = None
+for r in rows[1:]:
+    if r[ix["ID"]] != last:
+        last = r[ix["ID"]]
+        print(f"  -- kernel {last}: {r[ix['Kernel Name']][:110]}")
+    print(f"     {r[ix['Section Name']][:22]:22s} {r[ix['Metric Name']][:60]:60s} {r[ix['Metric Value']]}")
+PY
+  fi
 done
 cat "$out/profile.txt"

@@ -1,12 +1,13 @@
 // The public host contract: can_implement -> workspace_size -> run, and prepare_weights.
 // Validation is complete here; launching waits for the kernel families (src/kernels/).
+#include <cstdint>
 #include <string>
 
 #include "check.h"
 #include "planner.h"
 #include "validate.h"
 #ifdef FUSEDMOE_WITH_CUDA
-#include "dense_layer.h"
+#include "layer.h"
 #endif
 
 namespace fusedmoe {
@@ -48,7 +49,7 @@ Status can_implement(const MoeArguments& args) {
   if (args.inputs.shape.m > 0 && args.out == nullptr) {
     return invalid_argument("out", "a pointer to [m, hidden] output", "nullptr");
   }
-  if (args.path != KernelPath::kAuto && args.weights->quant.format != WeightFormat::kDense) {
+  if (args.path != KernelPath::kAuto && is_fp8_format(args.weights->quant.format)) {
     return invalid_argument("path", std::string("auto for ") + to_string(args.weights->quant.format) + " weights",
                             to_string(args.path));
   }
@@ -56,7 +57,7 @@ Status can_implement(const MoeArguments& args) {
     return no_kernel(args.weights->quant, args.inputs.act_dtype);
   }
 #ifdef FUSEDMOE_WITH_CUDA
-  return dense_can_implement(args);  // the only compiled kernels
+  return layer_can_implement(args);
 #else
   return Status(StatusCode::kInternal, "can_implement: a CPU-only build reported a kernel family");
 #endif
@@ -66,9 +67,9 @@ Status workspace_size(const MoeArguments& args, size_t* bytes) {
   if (bytes == nullptr) return invalid_argument("bytes", "non-null", "nullptr");
   FUSEDMOE_RETURN_IF_ERROR(can_implement(args));
 #ifdef FUSEDMOE_WITH_CUDA
-  KernelFamily family = KernelFamily::kSmallMSplitK;
+  KernelPath path = KernelPath::kAuto;
   WorkspaceLayout ws;
-  FUSEDMOE_RETURN_IF_ERROR(dense_plan(args, &family, &ws));
+  FUSEDMOE_RETURN_IF_ERROR(layer_plan(args, &path, &ws));
   *bytes = ws.total_bytes;
   return Status();
 #else
@@ -79,7 +80,7 @@ Status workspace_size(const MoeArguments& args, size_t* bytes) {
 Status run(const MoeArguments& args, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   FUSEDMOE_RETURN_IF_ERROR(can_implement(args));
 #ifdef FUSEDMOE_WITH_CUDA
-  return dense_run(args, workspace, workspace_bytes, stream);
+  return layer_run(args, workspace, workspace_bytes, stream);
 #else
   (void)workspace;
   (void)workspace_bytes;
@@ -92,14 +93,8 @@ Status planned_path(const MoeArguments& args, KernelPath* out) {
   if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
   FUSEDMOE_RETURN_IF_ERROR(validate_shape(args.inputs.shape));
   FUSEDMOE_RETURN_IF_ERROR(check_prepared(args));
-  if (args.weights->quant.format != WeightFormat::kDense) {
-    *out = KernelPath::kAuto;
-    return Status();
-  }
   const ProblemShape& s = args.inputs.shape;
-  *out = choose_dense_family(s.m * s.topk, s.num_experts, s.inter, args.path) == KernelFamily::kSmallMSplitK
-             ? KernelPath::kSmallM
-             : KernelPath::kGroupedGemm;
+  *out = choose_path(args.weights->quant, s.m * s.topk, s.num_experts, s.inter, args.path);
   return Status();
 }
 
@@ -110,24 +105,40 @@ Status prepared_weights_size(const ProblemShape& shape, DType act_dtype, const M
   FUSEDMOE_RETURN_IF_ERROR(validate_weights(shape, act_dtype, w));
   if (!kernel_family_available(kernel_family_for(w.quant))) return no_kernel(w.quant, act_dtype);
   *bytes = 0;  // the dense kernels read the checkpoint layout (w13 gate rows, then up rows) as it is
+  if (is_integer_format(w.quant.format)) {
+    *bytes = static_cast<size_t>(prepared_quant_sizes(shape, w.quant, Projection::kW13).total() +
+                                 prepared_quant_sizes(shape, w.quant, Projection::kW2).total());
+  }
   return Status();
 }
 
 Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeights& w, void* storage,
                        size_t storage_bytes, cudaStream_t stream, PreparedWeights* out) {
-  (void)storage;
-  (void)storage_bytes;
-  (void)stream;
   if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
   size_t needed = 0;
   FUSEDMOE_RETURN_IF_ERROR(prepared_weights_size(shape, act_dtype, w, &needed));
+  if (needed > 0 && storage == nullptr) {
+    return invalid_argument("storage", "device memory of prepared_weights_size() = " + str(needed) + " bytes", "nullptr");
+  }
+  if (storage_bytes < needed) {
+    return invalid_argument("storage_bytes", ">= " + str(needed) + " (prepared_weights_size())", str(storage_bytes));
+  }
+  if (reinterpret_cast<uintptr_t>(storage) % 256 != 0) {
+    return invalid_argument("storage", "a 256-byte aligned device pointer", "address " + str(storage));
+  }
   out->shape = shape;
   out->act_dtype = act_dtype;
   out->quant = w.quant;
-  out->w13 = w.w13;  // no conversion: the kernels read the checkpoint's pointers
+  out->w13 = w.w13;  // dense: no conversion, the kernels read the checkpoint's pointers
   out->w2 = w.w2;
   out->gate_up_interleaved = false;
-  return Status();
+  if (needed == 0) return Status();
+#ifdef FUSEDMOE_WITH_CUDA
+  return gpu_prepare_quant(shape, w, storage, stream, out);
+#else
+  (void)stream;
+  return Status(StatusCode::kInternal, "prepare_weights: a CPU-only build reported a kernel family");
+#endif
 }
 
 Status route_topk(const ProblemShape& shape, const RoutingConfig& routing, DType logits_dtype, const void* logits,

@@ -49,19 +49,59 @@ std::string kernel_families_description(const QuantParams& q) {
 
 bool kernel_family_available(KernelFamily family) {
 #ifdef FUSEDMOE_WITH_CUDA
-  return family == KernelFamily::kSmallMSplitK || family == KernelFamily::kSm90Bf16GroupedGemm;
+  return family == KernelFamily::kSmallMSplitK || family == KernelFamily::kSm90Bf16GroupedGemm ||
+         family == KernelFamily::kWna16GroupedGemm;
 #else
   (void)family;
   return false;  // a CPU-only build has no kernels
 #endif
 }
 
-KernelFamily choose_dense_family(int64_t pairs, int64_t num_experts, int64_t inter, KernelPath path) {
-  if (path == KernelPath::kSmallM) return KernelFamily::kSmallMSplitK;
-  if (path == KernelPath::kGroupedGemm) return KernelFamily::kSm90Bf16GroupedGemm;
+namespace {
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+}  // namespace
+
+bool wna16_gemv_supports(const QuantParams& q) {
+  const int64_t gs = q.group_size;
+  return !q.has_g_idx && (gs == -1 || gs == 32 || gs == 64 || (gs > 0 && gs % 128 == 0));
+}
+
+KernelPath choose_path(const QuantParams& q, int64_t pairs, int64_t num_experts, int64_t inter, KernelPath forced) {
+  const bool integer = is_integer_format(q.format);
+  if (!integer && q.format != WeightFormat::kDense) return KernelPath::kAuto;
+  if (forced != KernelPath::kAuto) return forced;
   const int64_t active = std::max<int64_t>(1, std::min(num_experts, pairs));
+  if (integer) {
+    if (!wna16_gemv_supports(q)) return KernelPath::kGroupedGemm;
+    return pairs >= kWna16GroupedMinRows * active ? KernelPath::kGroupedGemm : KernelPath::kSmallM;
+  }
   const int64_t min_rows = inter <= kSmallInter ? kGroupedMinRowsSmallInter : kGroupedMinRowsPerExpert;
-  return pairs >= min_rows * active ? KernelFamily::kSm90Bf16GroupedGemm : KernelFamily::kSmallMSplitK;
+  return pairs >= min_rows * active ? KernelPath::kGroupedGemm : KernelPath::kSmallM;
+}
+
+int64_t PreparedQuantSizes::total() const {
+  return round_up(codes, 256) + round_up(scales, 256) + round_up(zeros, 256) + round_up(g_idx, 256);
+}
+
+PreparedQuantSizes prepared_quant_sizes(const ProblemShape& s, const QuantParams& q, Projection which) {
+  PreparedQuantSizes out;
+  const int64_t e = s.num_experts;
+  const int64_t n = projection_rows(s, which);
+  const int64_t k = projection_cols(s, which);
+  const int64_t g = quant_groups(q, k);
+  out.codes = e * n * round_up(k, 128) * q.bits / 8;
+  out.scales = e * g * n * dtype_size(q.scale_dtype);
+  out.zeros = q.has_zeros ? e * g * n * (q.bits == 4 ? 1 : 2) : 0;
+  out.g_idx = q.has_g_idx ? e * k * 4 : 0;
+  return out;
+}
+
+int32_t dequant_chunk_experts(const ProblemShape& s, DType act_dtype) {
+  const int64_t per_expert = 2 * s.inter * s.hidden * dtype_size(act_dtype);
+  const int64_t fit = per_expert > 0 ? kDequantScratchBytes / per_expert : s.num_experts;
+  return static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(s.num_experts, fit)));
 }
 
 Status check_gpu_routing(const RoutingConfig& r) {
@@ -72,12 +112,12 @@ Status check_gpu_routing(const RoutingConfig& r) {
 }
 
 SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
-                                       int32_t sm_count) {
+                                       int32_t sm_count, int64_t split_k_unit) {
   constexpr int kWarps = 8;
   SmallMGemmConfig c;
   c.n_tiles = max_active > 0 && pairs > 12 * max_active ? 4 : 1;
   for (int split = 1; split <= kWarps; split *= 2) {
-    if (split > 1 && k < 128 * split) break;  // each warp keeps >= 4 steps of 32 k
+    if (split > 1 && k < split_k_unit * split) break;  // each warp keeps split_k_unit k
     const int64_t row_tiles = kWarps / split;
     c.split_k = split;
     c.ctas = (tiles + row_tiles - 1) / row_tiles * max_active;
@@ -121,7 +161,7 @@ class LayoutBuilder {
 
 }  // namespace
 
-Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelFamily family,
+Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path,
                       size_t gemm_workspace_bytes, WorkspaceLayout* out) {
   if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
   FUSEDMOE_RETURN_IF_ERROR(validate_shape(in.shape));
@@ -131,7 +171,7 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelFamily fa
   const int64_t act_bytes = dtype_size(in.act_dtype);
   const bool fp8 = q.act_quant != ActQuant::kNone;
   const int64_t elem = fp8 ? 1 : act_bytes;
-  const bool grouped = family != KernelFamily::kSmallMSplitK;
+  const bool grouped = path == KernelPath::kGroupedGemm;
   const std::string pair_str = "m * topk = " + str(pairs);
 
   LayoutBuilder b(out);
@@ -178,6 +218,14 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelFamily fa
     return invalid_argument("m * topk * hidden", "< 2^63", pair_str + " * " + str(s.hidden));
   }
   FUSEDMOE_RETURN_IF_ERROR(b.add("expert_out", count, act_bytes, "m * topk * hidden"));
+  if (grouped && is_integer_format(q.format)) {
+    // Dequantized weights of one chunk of experts at the larger projection (w13: 2I x H).
+    const int64_t chunk = dequant_chunk_experts(s, in.act_dtype);
+    if (!checked_mul(chunk * 2 * s.inter, s.hidden, &count)) {
+      return invalid_argument("dequantized weights", "< 2^63 elements", str(chunk) + " experts");
+    }
+    FUSEDMOE_RETURN_IF_ERROR(b.add("dequant_weights", count, act_bytes, "experts per chunk * 2 * inter * hidden"));
+  }
   if (grouped && gemm_workspace_bytes > 0) {
     FUSEDMOE_RETURN_IF_ERROR(b.add("gemm_workspace", static_cast<int64_t>(gemm_workspace_bytes), 1,
                                    "grouped GEMM arguments"));

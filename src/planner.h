@@ -17,29 +17,57 @@ enum class KernelFamily {
   kSm90Bf16GroupedGemm,       ///< dense bf16/fp16 weights, tensor cores (large batches)
   kSm90Fp8GroupedGemm,        ///< fp8 per-tensor / per-channel scales
   kSm90Fp8GroupedGemmBlockscale,  ///< fp8 128x128 block scales
-  kWna16GroupedGemm,          ///< GPTQ / AWQ / moe_wna16 int4 and int8
+  kWna16GroupedGemm,          ///< GPTQ / AWQ / moe_wna16 int4 and int8: wna16_gemv, or wna16_dequant +
+                              ///< the sm90 grouped GEMM
 };
 
 const char* kernel_family_name(KernelFamily family);
-/// The family of a quantized format; dense weights have two (see choose_dense_family) and
-/// report sm90_bf16_grouped_gemm here.
+/// The family of a quantized format; dense weights have two (see choose_path) and report
+/// sm90_bf16_grouped_gemm here.
 KernelFamily kernel_family_for(const QuantParams& quant);
 /// "small_m_splitk + sm90_bf16_grouped_gemm" for dense weights, else the one family's name.
 std::string kernel_families_description(const QuantParams& quant);
 /// Whether this build compiled the family's kernels.
 bool kernel_family_available(KernelFamily family);
 
-/// The dense layer's path from host-known sizes, by the rows an active expert averages
-/// (r = pairs / min(E, pairs)): the weight-streaming small-M kernel below r = 6, the
-/// tensor-core grouped GEMM from there on; with inter <= 256 (DeepSeek-V3 TP8) already from
-/// r = 2, where the small-M down GEMM's K = inter leaves its CTAs too little work. Measured on
-/// the H200 with both paths forced (docs/PERF.md, v9): the crossover lies between r = 4 and 8
-/// on the five bench shapes, between 1 and 2 on DeepSeek-V3 TP8. `path` other than kAuto
-/// forces the choice.
+/// The layer's path from host-known sizes, by the rows an active expert averages
+/// (r = pairs / min(E, pairs)); `forced` other than kAuto decides instead.
+/// Dense weights: the weight-streaming small-M kernel below r = 6, the tensor-core grouped
+/// GEMM from there on; with inter <= 256 (DeepSeek-V3 TP8) already from r = 2, where the
+/// small-M down GEMM's K = inter leaves its CTAs too little work. Measured on the H200 with
+/// both paths forced (docs/PERF.md, v9): the crossover lies between r = 4 and 8 on the five
+/// bench shapes, between 1 and 2 on DeepSeek-V3 TP8.
+/// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = kWna16GroupedMinRows, then
+/// dequantization into bf16/fp16 chunks + the grouped GEMM (4.5 bytes of traffic per int4
+/// weight before the GEMM); always the latter for layouts wna16_gemv cannot read
+/// (wna16_gemv_supports). Measured on the H200 with both paths forced (docs/PERF.md, v11): at
+/// r = 32 wna16_gemv wins (Qwen2 482 vs 791 us, DeepSeek-V3 2013 vs 2845 us), at r = 64 the
+/// dequant path (Mixtral 2231 vs 2628, Qwen3 987 vs 1167, Scout 392 vs 532 us).
+/// FP8 formats: kAuto (no kernel yet).
 inline constexpr int64_t kGroupedMinRowsPerExpert = 6;
 inline constexpr int64_t kGroupedMinRowsSmallInter = 2;
 inline constexpr int64_t kSmallInter = 256;
-KernelFamily choose_dense_family(int64_t pairs, int64_t num_experts, int64_t inter, KernelPath path);
+inline constexpr int64_t kWna16GroupedMinRows = 48;
+KernelPath choose_path(const QuantParams& quant, int64_t pairs, int64_t num_experts, int64_t inter,
+                       KernelPath forced);
+
+/// Whether wna16_gemv reads these integer weights: groups contiguous in k (no act-order) of
+/// 32 or 64 columns, a multiple of 128, or one group per row.
+bool wna16_gemv_supports(const QuantParams& quant);
+
+/// Bytes of the prepared integer layout of one projection (launch.h, QuantWeightsView):
+/// codes [E, N, K rounded up to 128] at bits per code, scales [E, G, N] in the checkpoint's
+/// scale dtype, zeros [E, G, N] (uint8 for int4, uint16 for int8) when present, g_idx [E, K].
+struct PreparedQuantSizes {
+  int64_t codes = 0, scales = 0, zeros = 0, g_idx = 0;
+  int64_t total() const;  ///< each part rounded up to 256 bytes
+};
+PreparedQuantSizes prepared_quant_sizes(const ProblemShape& shape, const QuantParams& quant, Projection which);
+
+/// Experts whose dequantized weights the grouped path holds at once (at least one): as many
+/// as fit kDequantScratchBytes at the larger projection (2I x H) in the activation dtype.
+inline constexpr int64_t kDequantScratchBytes = int64_t{512} << 20;
+int32_t dequant_chunk_experts(const ProblemShape& shape, DType act_dtype);
 
 /// Limits of the routing_topk kernel beyond validate_routing (one group score per lane).
 Status check_gpu_routing(const RoutingConfig& routing);
@@ -54,14 +82,16 @@ struct SmallMGemmConfig {
 /// The small-M kernel's CTA has 8 warps; a warp owns one 16-row tile (8 gate/up column pairs,
 /// or 16 down rows). Split-K trades row tiles for K slices until the grid has at least eight
 /// CTAs per SM (measured: at 1-2 CTAs per SM the last partial wave of large CTAs cost Mixtral
-/// M = 1 a third of its bandwidth), as long as each warp's slice keeps 4 steps of 32 k
-/// (K >= 128 * split_k). Experts averaging more than 12 tokens
+/// M = 1 a third of its bandwidth), as long as each warp's slice keeps split_k_unit k
+/// (K >= split_k_unit * split_k). Experts averaging more than 12 tokens
 /// take 32 tokens per pass over their weights (4 n-tiles) instead of 8.
 ///   tiles        16-row tiles of one expert (gate-up: ceil(I / 8), down: ceil(H / 16))
 ///   max_active   host-known bound on experts with tokens: min(E, m * topk)
 ///   pairs        m * topk
+///   split_k_unit k a warp's slice must keep per split (dense: 128, 4 steps of 32; wna16_gemv:
+///                two pipeline stages)
 SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
-                                       int32_t sm_count);
+                                       int32_t sm_count, int64_t split_k_unit = 128);
 
 /// One named region of the workspace.
 struct WorkspaceBuffer {
@@ -79,11 +109,12 @@ struct WorkspaceLayout {
   const WorkspaceBuffer* find(const char* name) const;
 };
 
-/// Lays out the workspace of `family` (kSmallMSplitK or kSm90Bf16GroupedGemm; the quantized
-/// families add their activation buffers). `gemm_workspace_bytes` is what the grouped GEMM
-/// needs for its per-expert arguments and CUTLASS workspace (0 for the small-M path). All
-/// products in 64 bits; fails (naming the product) when a size leaves int64.
-Status plan_workspace(const MoeInputs& inputs, const QuantParams& quant, KernelFamily family,
+/// Lays out the workspace of `path` (kSmallM or kGroupedGemm, as choose_path returns; FP8
+/// formats add their quantized activations, integer formats on the grouped path the
+/// dequantized weights of dequant_chunk_experts experts). `gemm_workspace_bytes` is what the
+/// grouped GEMM needs for its per-expert arguments and CUTLASS workspace (0 for the small-M
+/// path). All products in 64 bits; fails (naming the product) when a size leaves int64.
+Status plan_workspace(const MoeInputs& inputs, const QuantParams& quant, KernelPath path,
                       size_t gemm_workspace_bytes, WorkspaceLayout* out);
 
 }  // namespace fusedmoe

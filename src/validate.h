@@ -20,6 +20,10 @@ Status validate_shape(const ProblemShape& shape);
 Status validate_quant(const ProblemShape& shape, DType act_dtype, const QuantParams& quant);
 /// Routing configuration against the shape (groups divide the experts, topk fits, ...).
 Status validate_routing(const ProblemShape& shape, const RoutingConfig& routing);
+/// GPTQ, AWQ or moe_wna16 (weight-only int4/int8).
+bool is_integer_format(WeightFormat format);
+/// FP8 per-tensor, per-channel or block.
+bool is_fp8_format(WeightFormat format);
 /// global_num_experts with the 0 default resolved.
 int32_t global_experts(const ProblemShape& shape);
 

@@ -24,8 +24,6 @@ int64_t quant_groups(const QuantParams& q, int64_t k) {
   return q.group_size == -1 ? 1 : k / q.group_size;
 }
 
-namespace {
-
 bool is_integer_format(WeightFormat f) {
   return f == WeightFormat::kGPTQ || f == WeightFormat::kAWQ || f == WeightFormat::kMoeWNA16;
 }
@@ -34,6 +32,8 @@ bool is_fp8_format(WeightFormat f) {
   return f == WeightFormat::kFP8PerTensor || f == WeightFormat::kFP8PerChannel ||
          f == WeightFormat::kFP8Block;
 }
+
+namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

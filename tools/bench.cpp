@@ -151,21 +151,51 @@ Rooflines measure_rooflines(cudaStream_t stream, void* flush, size_t flush_bytes
   return r;
 }
 
-// (shape, m) -> vLLM bf16 microseconds, from bench/peers_h200.csv.
-std::map<std::pair<std::string, int64_t>, double> load_peers(const std::string& path) {
+// The vLLM column of bench/peers_h200.csv that measures this precision ("" when none does:
+// vLLM's table has no int8 weight-only column).
+std::string peer_column(const QuantParams& q) {
+  switch (q.format) {
+    case WeightFormat::kDense: return "vllm_bf16_us";
+    case WeightFormat::kFP8PerTensor:
+    case WeightFormat::kFP8PerChannel:
+    case WeightFormat::kFP8Block: return "vllm_fp8_us";
+    default: return q.bits == 4 ? "vllm_w4a16_us" : "";
+  }
+}
+
+// (shape, m) -> microseconds of `column` of bench/peers_h200.csv.
+std::map<std::pair<std::string, int64_t>, double> load_peers(const std::string& path, const std::string& column) {
   std::map<std::pair<std::string, int64_t>, double> peers;
   std::ifstream f(path);
   std::string line;
+  int index = -1;
   while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#' || line.rfind("shape,", 0) == 0) continue;
+    if (line.empty() || line[0] == '#') continue;
     std::stringstream ss(line);
-    std::string shape, m, bf16;
-    std::getline(ss, shape, ',');
-    std::getline(ss, m, ',');
-    std::getline(ss, bf16, ',');
-    peers[{shape, std::stoll(m)}] = std::stod(bf16);
+    std::vector<std::string> cells;
+    for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+    if (line.rfind("shape,", 0) == 0) {
+      for (size_t i = 0; i < cells.size(); ++i) {
+        if (cells[i] == column) index = static_cast<int>(i);
+      }
+      continue;
+    }
+    if (index < 0 || static_cast<size_t>(index) >= cells.size()) continue;
+    peers[{cells[0], std::stoll(cells[1])}] = std::stod(cells[index]);
   }
   return peers;
+}
+
+// Bytes of one expert's weights in the checkpoint format (codes, scales, zeros, g_idx).
+double expert_weight_bytes(const ProblemShape& shape, const Precision& p) {
+  double bytes = 0.0;
+  for (Projection which : {Projection::kW13, Projection::kW2}) {
+    std::vector<TensorSpec> specs;
+    const Status st = describe_weight_tensors(shape, p.act_dtype, p.quant, which, &specs);
+    if (!st.ok()) throw CudaFailure{st.message()};
+    for (const TensorSpec& t : specs) bytes += static_cast<double>(t.bytes());
+  }
+  return bytes / shape.num_experts;
 }
 
 }  // namespace
@@ -196,11 +226,14 @@ int bench_main(const BenchOptions& opt) {
     std::printf("rooflines (this run): read %.2f TB/s (4 GiB, 16-byte loads), dense bf16 matmul %.0f TFLOP/s "
                 "(cuBLAS 8192^3)\n",
                 roof.read_tbs, roof.matmul_tfs);
-    const auto peers = load_peers(opt.peers_file);
+    const std::string peer_col = peer_column(precision.quant);
+    const auto peers = load_peers(opt.peers_file, peer_col);
+    std::printf("peer: %s\n", peer_col.empty() ? "none for this precision in the vLLM table"
+                                                : (peer_col + " of " + opt.peers_file).c_str());
     std::FILE* csv = opt.csv_path.empty() ? nullptr : std::fopen(opt.csv_path.c_str(), "w");
     if (csv) {
       std::fprintf(csv, "gpu,git,precision,shape,m,us,bytes,flops,tb_s,tflop_s,floor_us,pct_roofline,"
-                        "read_tbs,matmul_tfs,vllm_bf16_us,speedup_vs_vllm,path,cublas_us,speedup_vs_cublas\n");
+                        "read_tbs,matmul_tfs,vllm_us,speedup_vs_vllm,path,cublas_us,speedup_vs_cublas\n");
     }
     std::printf("%-20s %6s %-12s %10s %8s %8s %9s %7s %10s %8s %10s %8s\n", "shape", "m", "path", "us", "TB/s", "TFLOP/s",
                 "floor_us", "%roof", "vllm_us", "speedup", "cublas_us", "vs_cublas");
@@ -217,7 +250,7 @@ int bench_main(const BenchOptions& opt) {
         std::printf("%-20s  skipped: %s\n", spec.name.c_str(), st.message().c_str());
         continue;
       }
-      const double expert_bytes = 3.0 * shape.hidden * shape.inter * dtype_size(precision.act_dtype);
+      const double expert_bytes = expert_weight_bytes(shape, precision);
       for (int64_t m : opt.batch_sizes) {
         shape.m = m;
         ref::LayerData d;

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "dense_layer.h"
+#include "layer.h"
 #include "kernels/launch.h"
 
 namespace fusedmoe::tools {

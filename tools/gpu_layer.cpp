@@ -49,7 +49,12 @@ Status GpuLayer::load_weights(const ProblemShape& shape, DType act_dtype, const 
     if (field == "g_idx") p->g_idx = static_cast<const int32_t*>(ptr);
     if (field == "input_scale") p->input_scale = static_cast<const float*>(ptr);
   }
-  return prepare_weights(shape, act_dtype, w, nullptr, 0, stream, &prepared_);
+  size_t bytes = 0;
+  Status st = prepared_weights_size(shape, act_dtype, w, &bytes);
+  if (!st.ok()) return st;
+  st = prepared_.assign(nullptr, bytes);
+  if (!st.ok()) return st;
+  return prepare_weights(shape, act_dtype, w, prepared_.get(), bytes, stream, &prepared_weights_);
 }
 
 Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing, KernelPath path) {
@@ -81,7 +86,7 @@ Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing, Ke
     args_.inputs.topk_weights = nullptr;
   }
   args_.inputs.expert_map = static_cast<const int32_t*>(map_.get());
-  args_.weights = &prepared_;
+  args_.weights = &prepared_weights_;
   args_.out = out_.get();
   args_.path = path;
   size_t bytes = 0;

@@ -51,7 +51,8 @@ class GpuLayer {
  private:
   std::vector<std::unique_ptr<DeviceBuffer>> tensors_;
   DeviceBuffer x_, ids_, weights_, logits_, bias_, map_, out_, workspace_;
-  PreparedWeights prepared_;
+  DeviceBuffer prepared_;  // prepare_weights' storage (integer formats)
+  PreparedWeights prepared_weights_;
   MoeArguments args_;
 };
 

@@ -63,21 +63,23 @@ Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeig
 Status route_topk(const ProblemShape& shape, const RoutingConfig& routing, DType logits_dtype,
                   const void* logits, int32_t* topk_ids, float* topk_weights, cudaStream_t stream);
 
-/// Which kernels serve a dense (bf16/fp16) layer. kAuto lets the planner choose from the
-/// batch (the default, fast without tuning); the others force one path, for benchmarks and
-/// tests. Quantized formats have one path each and accept only kAuto.
+/// Which kernels serve a dense (bf16/fp16) or weight-only int4/int8 layer. kAuto lets the
+/// planner choose from the batch (the default, fast without tuning); the others force one
+/// path, for benchmarks and tests. FP8 formats accept only kAuto.
 enum class KernelPath {
   kAuto,
-  kSmallM,       ///< small_m_splitk: weight-streaming tensor-core GEMV with split-K (decode)
-  kGroupedGemm,  ///< sm90_bf16_grouped_gemm: persistent TMA + wgmma grouped GEMM (prefill)
+  kSmallM,       ///< weight-streaming tensor-core GEMV with split-K (decode): small_m_splitk for
+                 ///< dense weights, wna16_gemv (dequantizing in registers) for integer weights
+  kGroupedGemm,  ///< sm90_bf16_grouped_gemm: persistent TMA + wgmma grouped GEMM (prefill);
+                 ///< integer weights are dequantized into the workspace first (wna16_dequant)
 };
 const char* to_string(KernelPath v);
 /// "auto", "small_m" or "grouped_gemm".
 Status parse_kernel_path(const std::string& name, KernelPath* out);
 
 struct MoeArguments;
-/// The path run() takes for these arguments (kSmallM or kGroupedGemm for dense weights; the
-/// quantized formats report kAuto: they have one path each). Host-only, no device needed.
+/// The path run() takes for these arguments (kSmallM or kGroupedGemm for dense and integer
+/// weights; FP8 formats report kAuto). Host-only, no device needed.
 Status planned_path(const MoeArguments& args, KernelPath* out);
 
 /// One call of the layer.

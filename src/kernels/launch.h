@@ -8,6 +8,13 @@
 
 #include "align_geometry.h"
 
+// Helpers that device code calls too.
+#if defined(__CUDACC__)
+#define FUSEDMOE_HOST_DEVICE __host__ __device__
+#else
+#define FUSEDMOE_HOST_DEVICE
+#endif
+
 namespace fusedmoe::kernels {
 
 enum class ElemType { kBF16, kFP16 };
@@ -74,6 +81,76 @@ struct GroupedGemvParams {
   int32_t n_tiles = 1;      // 8-token MMA tiles per pass over the weights: 1 or 4
 };
 cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, cudaStream_t stream);
+
+/// Prepared weight-only int4/int8 weights of one projection (N rows, K columns; docs/FORMATS.md,
+/// "Prepared integer layout"): codes [E, N, kp * bits / 32] uint32 with kp = K rounded up to
+/// 128, in 128-k blocks whose quarter q holds, for steps u = 0..3, the 8 codes of
+/// k = 128 j + 32 u + 8 q + (0..7) (int4: one word per step, nibble i = k offset
+/// {0,2,4,6,1,3,5,7}[i]; int8: two words per step, bytes in k order); scales [E, G, N]
+/// (fp16, bf16 or fp32); zeros [E, G, N] true zero points (uint8 for int4, uint16 for int8:
+/// GPTQ's stored zero + 1 reaches 2^bits) or nullptr (the midpoint 2^(bits-1));
+/// g_idx [E, K] int32 (act-order) or nullptr: then the group of k is k / group_size.
+enum class ScaleType { kFP16, kBF16, kFP32 };
+struct QuantWeightsView {
+  const uint32_t* codes = nullptr;
+  const void* scales = nullptr;
+  const void* zeros = nullptr;
+  const int32_t* g_idx = nullptr;
+  ScaleType scale_type = ScaleType::kFP16;
+  int32_t bits = 4;          // 4 or 8
+  int64_t group_size = 128;  // a multiple of 8 (wna16_gemv: 32, 64 or a multiple of 128), or K (one group per row)
+  int64_t groups = 1;        // G
+  int64_t n = 0;
+  int64_t k = 0;
+};
+/// 32-bit words of one prepared row: K rounded up to 128, times bits / 32.
+FUSEDMOE_HOST_DEVICE inline int64_t quant_row_words(int64_t k, int32_t bits) { return (k + 127) / 128 * 128 * bits / 32; }
+
+/// 128-k blocks per pipeline stage of wna16_gemv (32 bytes of codes per lane and row in
+/// flight): int4 2, int8 1; int4 1 for groups shorter than a block (their scales cost registers).
+FUSEDMOE_HOST_DEVICE constexpr int wna16_stage_blocks(int bits, bool block_groups) {
+  return bits == 4 && block_groups ? 2 : 1;
+}
+
+/// wna16_gemv: small_m_splitk's weight streaming over prepared int4/int8 weights, dequantized
+/// in registers to exact integers (q - zero) for the MMAs; each 32-k step's partial sums are
+/// scaled by their group's scale in fp32. Same fields as GroupedGemvParams apart from `w`.
+cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream);
+
+/// Source checkpoint formats of wna16_repack.
+enum class QuantSource { kGPTQ, kAWQ, kMoeWNA16 };
+struct QuantRepackParams {
+  QuantSource source = QuantSource::kGPTQ;
+  int32_t bits = 4;
+  int64_t experts = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t groups = 1;
+  bool gptq_zeros_minus_one = true;
+  ScaleType scale_type = ScaleType::kFP16;
+  const void* qweight = nullptr;  // checkpoint tensors (docs/FORMATS.md)
+  const void* qzeros = nullptr;   // nullptr: symmetric
+  const void* scales = nullptr;
+  const int32_t* g_idx = nullptr;
+  uint32_t* codes = nullptr;      // prepared outputs (QuantWeightsView)
+  void* scales_out = nullptr;     // [E, G, N], same scale type
+  void* zeros_out = nullptr;      // [E, G, N] (uint8 / uint16) when qzeros is set
+  int32_t* g_idx_out = nullptr;   // [E, K] when g_idx is set
+};
+cudaError_t launch_wna16_repack(const QuantRepackParams& p, cudaStream_t stream);
+
+/// wna16_dequant: experts [e0, e0 + experts) of prepared weights into dense [experts, N, K]
+/// (activation dtype), w = (q - zero) * scale rounded once; experts without pairs
+/// (expert_counts[e] == 0) are skipped (the grouped GEMM reads no rows of them).
+struct QuantDequantParams {
+  ElemType elem = ElemType::kBF16;
+  QuantWeightsView w;
+  int32_t e0 = 0;
+  int32_t experts = 0;
+  const int32_t* expert_counts = nullptr;  // [E], indexed from 0
+  void* out = nullptr;
+};
+cudaError_t launch_wna16_dequant(const QuantDequantParams& p, cudaStream_t stream);
 
 /// 16-row MMA tiles of one expert's output: gate-up pairs 8 gate with 8 up rows, down takes 16.
 inline int64_t grouped_gemv_tiles(bool gate_up, int64_t n_out) { return gate_up ? (n_out + 7) / 8 : (n_out + 15) / 16; }

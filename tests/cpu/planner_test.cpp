@@ -18,9 +18,9 @@ MoeInputs inputs(int64_t m, int64_t h, int64_t i, int32_t e, int32_t k, bool log
 }
 
 TEST(Planner, LayoutIsAlignedAndDisjoint) {
-  for (KernelFamily family : {KernelFamily::kSmallMSplitK, KernelFamily::kSm90Bf16GroupedGemm}) {
+  for (KernelPath path : {KernelPath::kSmallM, KernelPath::kGroupedGemm}) {
     WorkspaceLayout ws;
-    ASSERT_TRUE(plan_workspace(inputs(33, 2048, 768, 128, 8, true), QuantParams(), family, 5000, &ws).ok());
+    ASSERT_TRUE(plan_workspace(inputs(33, 2048, 768, 128, 8, true), QuantParams(), path, 5000, &ws).ok());
     size_t end = 0;
     for (const WorkspaceBuffer& b : ws.buffers) {
       EXPECT_EQ(b.offset % WorkspaceLayout::kAlignment, 0u) << b.name;
@@ -35,7 +35,7 @@ TEST(Planner, LayoutIsAlignedAndDisjoint) {
     EXPECT_EQ(ws.find("expert_out")->bytes, static_cast<size_t>(rows * 2048 * 2));
     EXPECT_NE(ws.find("topk_ids"), nullptr);
     EXPECT_EQ(ws.find("x_quantized"), nullptr);
-    const bool grouped = family == KernelFamily::kSm90Bf16GroupedGemm;
+    const bool grouped = path == KernelPath::kGroupedGemm;
     EXPECT_EQ(ws.find("gate_up") != nullptr, grouped);
     EXPECT_EQ(ws.find("row_of_pair") != nullptr, grouped);
     if (grouped) {
@@ -49,9 +49,9 @@ TEST(Planner, LayoutIsAlignedAndDisjoint) {
 
 TEST(Planner, ChunkedAlignScratchAboveOneCta) {
   WorkspaceLayout ws;
-  ASSERT_TRUE(plan_workspace(inputs(256, 64, 64, 128, 8, false), QuantParams(), KernelFamily::kSmallMSplitK, 0, &ws).ok());
+  ASSERT_TRUE(plan_workspace(inputs(256, 64, 64, 128, 8, false), QuantParams(), KernelPath::kSmallM, 0, &ws).ok());
   EXPECT_EQ(ws.find("align_chunk_counts"), nullptr);  // 2048 pairs: one CTA
-  ASSERT_TRUE(plan_workspace(inputs(4096, 64, 64, 128, 8, false), QuantParams(), KernelFamily::kSmallMSplitK, 0, &ws).ok());
+  ASSERT_TRUE(plan_workspace(inputs(4096, 64, 64, 128, 8, false), QuantParams(), KernelPath::kSmallM, 0, &ws).ok());
   EXPECT_EQ(ws.find("align_chunk_counts")->bytes, 16u * 128u * 4u);  // 32768 pairs: 16 chunks x E
 }
 
@@ -60,7 +60,7 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   q.format = WeightFormat::kFP8Block;
   q.act_quant = ActQuant::kPerGroup;
   WorkspaceLayout ws;
-  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelFamily::kSm90Fp8GroupedGemmBlockscale, 0, &ws).ok());
+  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
   EXPECT_EQ(ws.find("topk_ids"), nullptr);  // routing given by the caller
   EXPECT_EQ(ws.find("x_quantized")->bytes, 16u * 7168u);
   EXPECT_EQ(ws.find("x_scales")->bytes, 16u * 56u * 4u);
@@ -71,7 +71,7 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
 TEST(Planner, SixtyFourBitSizes) {
   // DeepSeek-V3 TP8 at M = 65536: m * topk * hidden = 3.76e9 elements, past 2^31.
   WorkspaceLayout ws;
-  ASSERT_TRUE(plan_workspace(inputs(65536, 7168, 256, 256, 8, true), QuantParams(), KernelFamily::kSm90Bf16GroupedGemm, 0, &ws).ok());
+  ASSERT_TRUE(plan_workspace(inputs(65536, 7168, 256, 256, 8, true), QuantParams(), KernelPath::kGroupedGemm, 0, &ws).ok());
   EXPECT_EQ(ws.find("expert_out")->bytes, static_cast<size_t>(int64_t{65536} * 8 * 7168 * 2));
   EXPECT_GT(ws.total_bytes, size_t{1} << 32);
 }
@@ -79,7 +79,7 @@ TEST(Planner, SixtyFourBitSizes) {
 TEST(Planner, OverflowIsNamed) {
   WorkspaceLayout ws;
   // hidden near 2^62: m * topk * hidden * 2 bytes leaves int64.
-  Status st = plan_workspace(inputs(1 << 20, int64_t{1} << 50, 64, 8, 8, false), QuantParams(), KernelFamily::kSmallMSplitK, 0, &ws);
+  Status st = plan_workspace(inputs(1 << 20, int64_t{1} << 50, 64, 8, 8, false), QuantParams(), KernelPath::kSmallM, 0, &ws);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("expected < 2^63"), std::string::npos) << st.message();
 }
@@ -96,25 +96,90 @@ TEST(Planner, KernelFamilies) {
 }
 
 TEST(Planner, DensePathByRowsPerExpert) {
-  auto family = [](int64_t m, int32_t e, int32_t topk, int64_t inter) {
-    return choose_dense_family(m * topk, e, inter, KernelPath::kAuto);
+  auto path = [](int64_t m, int32_t e, int32_t topk, int64_t inter) {
+    return choose_path(QuantParams(), m * topk, e, inter, KernelPath::kAuto);
   };
-  const KernelFamily small = KernelFamily::kSmallMSplitK, grouped = KernelFamily::kSm90Bf16GroupedGemm;
+  const KernelPath small = KernelPath::kSmallM, grouped = KernelPath::kGroupedGemm;
   // The H200 crossovers of docs/PERF.md v9: Mixtral (E 8, topk 2) between M = 16 and 32.
-  EXPECT_EQ(family(16, 8, 2, 14336), small);
-  EXPECT_EQ(family(32, 8, 2, 14336), grouped);
+  EXPECT_EQ(path(16, 8, 2, 14336), small);
+  EXPECT_EQ(path(32, 8, 2, 14336), grouped);
   // Qwen3-30B-A3B (E 128, topk 8) between M = 64 and 128; Scout (E 16, topk 1) likewise.
-  EXPECT_EQ(family(64, 128, 8, 768), small);
-  EXPECT_EQ(family(128, 128, 8, 768), grouped);
-  EXPECT_EQ(family(64, 16, 1, 1024), small);
-  EXPECT_EQ(family(128, 16, 1, 1024), grouped);
+  EXPECT_EQ(path(64, 128, 8, 768), small);
+  EXPECT_EQ(path(128, 128, 8, 768), grouped);
+  EXPECT_EQ(path(64, 16, 1, 1024), small);
+  EXPECT_EQ(path(128, 16, 1, 1024), grouped);
   // DeepSeek-V3 TP8 (E 256, topk 8, I 256) between M = 32 and 64.
-  EXPECT_EQ(family(32, 256, 8, 256), small);
-  EXPECT_EQ(family(64, 256, 8, 256), grouped);
-  EXPECT_EQ(family(0, 8, 2, 14336), small);
+  EXPECT_EQ(path(32, 256, 8, 256), small);
+  EXPECT_EQ(path(64, 256, 8, 256), grouped);
+  EXPECT_EQ(path(0, 8, 2, 14336), small);
   // Forced paths.
-  EXPECT_EQ(choose_dense_family(1, 8, 14336, KernelPath::kGroupedGemm), grouped);
-  EXPECT_EQ(choose_dense_family(1 << 20, 8, 14336, KernelPath::kSmallM), small);
+  EXPECT_EQ(choose_path(QuantParams(), 1, 8, 14336, KernelPath::kGroupedGemm), grouped);
+  EXPECT_EQ(choose_path(QuantParams(), 1 << 20, 8, 14336, KernelPath::kSmallM), small);
+}
+
+TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
+  QuantParams q;
+  q.format = WeightFormat::kGPTQ;
+  q.bits = 4;
+  q.group_size = 128;
+  const int64_t r = kWna16GroupedMinRows;
+  EXPECT_EQ(choose_path(q, 8 * (r - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 8 * r, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  // Layouts wna16_gemv cannot read go to the dequant path at any batch.
+  for (int32_t gs : {32, 64, 128, 256, -1}) {
+    q.group_size = gs;
+    EXPECT_TRUE(wna16_gemv_supports(q)) << gs;
+  }
+  q.group_size = 96;
+  EXPECT_FALSE(wna16_gemv_supports(q));
+  EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  q.group_size = 128;
+  q.has_g_idx = true;
+  EXPECT_FALSE(wna16_gemv_supports(q));
+  EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  // FP8 has no path yet.
+  q = QuantParams();
+  q.format = WeightFormat::kFP8Block;
+  EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kAuto);
+}
+
+TEST(Planner, PreparedIntegerLayoutSizes) {
+  QuantParams q;
+  q.format = WeightFormat::kGPTQ;
+  q.bits = 4;
+  q.group_size = 128;
+  q.has_zeros = true;
+  q.has_g_idx = true;
+  const ProblemShape s = make_shape(1, 2880, 1408, 4, 2);  // K = 2880 is not a multiple of 128
+  const PreparedQuantSizes w13 = prepared_quant_sizes(s, q, Projection::kW13);
+  EXPECT_EQ(w13.codes, 4 * 2816 * 2944 / 2);  // rows padded to 2944 codes, 2 per byte
+  EXPECT_EQ(w13.scales, 4 * (2880 / 128 + 0) * 2816 * 2);
+  EXPECT_EQ(w13.zeros, 4 * (2880 / 128) * 2816);
+  EXPECT_EQ(w13.g_idx, 4 * 2880 * 4);
+  q.bits = 8;
+  q.has_g_idx = false;
+  const PreparedQuantSizes w2 = prepared_quant_sizes(s, q, Projection::kW2);
+  EXPECT_EQ(w2.codes, 4 * 2880 * 1408);
+  EXPECT_EQ(w2.zeros, 4 * 11 * 2880 * 2);  // uint16 zeros for int8
+  EXPECT_EQ(w2.g_idx, 0);
+  EXPECT_EQ(w2.total() % 256, 0);
+}
+
+TEST(Planner, DequantScratchOnTheIntegerGroupedPath) {
+  QuantParams q;
+  q.format = WeightFormat::kAWQ;
+  q.bits = 4;
+  q.has_zeros = true;
+  // Mixtral: one expert's w13 is 2 * 14336 * 4096 * 2 bytes = 224 MiB: two fit 512 MiB.
+  const ProblemShape mixtral = make_shape(4096, 4096, 14336, 8, 2);
+  EXPECT_EQ(dequant_chunk_experts(mixtral, DType::kBF16), 2);
+  WorkspaceLayout ws;
+  ASSERT_TRUE(plan_workspace(inputs(4096, 4096, 14336, 8, 2, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
+  EXPECT_EQ(ws.find("dequant_weights")->bytes, size_t{2} * 2 * 14336 * 4096 * 2);
+  ASSERT_TRUE(plan_workspace(inputs(4, 4096, 14336, 8, 2, false), q, KernelPath::kSmallM, 0, &ws).ok());
+  EXPECT_EQ(ws.find("dequant_weights"), nullptr);
+  // Qwen3-30B-A3B: 6 MiB per expert, 85 of its 128 experts per chunk.
+  EXPECT_EQ(dequant_chunk_experts(make_shape(1, 2048, 768, 128, 8), DType::kBF16), 85);
 }
 
 TEST(Planner, PlannedPathThroughTheApi) {
@@ -132,12 +197,20 @@ TEST(Planner, PlannedPathThroughTheApi) {
   args.path = KernelPath::kSmallM;  // forced
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kSmallM);
-  w.quant.format = WeightFormat::kAWQ;  // one path per quantized format
+  w.quant.format = WeightFormat::kAWQ;  // integer weights: wna16_gemv below 48 rows per expert
   w.quant.bits = 4;
   w.quant.group_size = 128;
   w.quant.has_zeros = true;
   args.path = KernelPath::kAuto;
   ASSERT_TRUE(planned_path(args, &p).ok()) << planned_path(args, &p).message();
+  EXPECT_EQ(p, KernelPath::kSmallM);
+  args.inputs.shape.m = 512;
+  ASSERT_TRUE(planned_path(args, &p).ok());
+  EXPECT_EQ(p, KernelPath::kGroupedGemm);
+  w.quant = QuantParams();
+  w.quant.format = WeightFormat::kFP8PerTensor;  // no FP8 kernels yet
+  w.quant.act_quant = ActQuant::kPerTensorDynamic;
+  ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kAuto);
   args.inputs.shape.hidden = 2048;  // weights prepared for another shape
   EXPECT_EQ(planned_path(args, &p).code(), StatusCode::kInvalidArgument);

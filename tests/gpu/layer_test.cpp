@@ -1,7 +1,12 @@
-// The dense bf16/fp16 layer on the GPU against the CPU reference, on each path (small_m_splitk
-// and sm90_bf16_grouped_gemm, forced through MoeArguments::path) and on the planner's choice:
-// the bench shapes at several M, edge shapes, fp16, expert parallelism, weight-on-input,
-// gelu, determinism, CUDA-graph replay with new routing, and 64-bit indexing.
+// The layer on the GPU against the CPU reference, on each path (forced through
+// MoeArguments::path) and on the planner's choice.
+// Dense bf16/fp16 (small_m_splitk, sm90_bf16_grouped_gemm): the bench shapes at several M,
+// edge shapes, fp16, expert parallelism, weight-on-input, gelu, determinism, CUDA-graph replay
+// with new routing, and 64-bit indexing.
+// Weight-only int4/int8 (wna16_gemv, wna16_dequant + the grouped GEMM): every checkpoint
+// format (GPTQ symmetric / zero points / act-order / int8, AWQ, moe_wna16 int4 / int8) on
+// DeepSeek-V2-Lite's expert shape, group sizes 32 / 64 / 128 / 256 / per-channel, fp16 / bf16 /
+// fp32 scales, GPTQ v1 and v2 zeros, fp16 activations, the bench shapes, edge shapes.
 // Outputs and workspace are poisoned (0xFF bytes: NaN in bf16/fp16) before each run.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -21,6 +26,7 @@
 #include "fusedmoe_ref/tolerance.h"
 #include "cpu/test_util.h"
 #include "gpu_layer.h"
+#include "planner.h"
 #include "shapes.h"
 
 namespace fusedmoe {
@@ -53,28 +59,38 @@ struct GpuCase {
   int64_t sample_rows = 0;  // compare only this many rows (0: all)
   bool gpu_routing = false;  // route the logits on the GPU (else the reference router's ids)
   KernelPath path = KernelPath::kAuto;
+  QuantParams quant;         // dense by default
 };
+
+std::string describe(const QuantParams& q) {
+  if (q.format == WeightFormat::kDense) return "dense";
+  return std::string(to_string(q.format)) + " int" + std::to_string(q.bits) + " g" + std::to_string(q.group_size) +
+         (q.has_zeros ? " zeros" : " sym") + (q.has_g_idx ? " act-order" : "") +
+         (q.format == WeightFormat::kGPTQ && q.has_zeros && !q.gptq_zeros_minus_one ? " v2" : "") + " scales " +
+         to_string(q.scale_dtype);
+}
 
 std::string describe(const GpuCase& c) {
   return c.shape_name + " m=" + std::to_string(c.shape.m) + " E=" + std::to_string(c.shape.num_experts) +
          " H=" + std::to_string(c.shape.hidden) + " I=" + std::to_string(c.shape.inter) +
          " topk=" + std::to_string(c.shape.topk) + " " + to_string(c.act) + " routing=" + c.routing +
-         (c.ep_half ? " ep_half" : "") + " " + to_string(c.activation) + (c.weight_on_input ? " on_input" : "") + " path=" + to_string(c.path);
+         (c.ep_half ? " ep_half" : "") + " " + to_string(c.activation) + (c.weight_on_input ? " on_input" : "") + " path=" + to_string(c.path) +
+         " weights=" + describe(c.quant);
 }
 
 // Host checkpoints are the slow part; cases of one shape share one.
-const ref::Checkpoint& checkpoint_for(const ProblemShape& s, DType act) {
+const ref::Checkpoint& checkpoint_for(const ProblemShape& s, DType act, const QuantParams& q = QuantParams()) {
   static std::map<std::string, std::unique_ptr<ref::Checkpoint>> cache;
   const std::string key = std::to_string(s.num_experts) + "/" + std::to_string(s.hidden) + "/" +
-                          std::to_string(s.inter) + "/" + to_string(act);
+                          std::to_string(s.inter) + "/" + to_string(act) + "/" + describe(q);
   auto& slot = cache[key];
   if (!slot) {
     if (cache.size() > 3) {  // keep host memory bounded
       cache.clear();
-      return checkpoint_for(s, act);
+      return checkpoint_for(s, act, q);
     }
     slot = std::make_unique<ref::Checkpoint>();
-    const Status st = ref::make_random_checkpoint(s, act, QuantParams(), 0xC0FFEE, slot.get());
+    const Status st = ref::make_random_checkpoint(s, act, q, 0xC0FFEE, slot.get());
     EXPECT_TRUE(st.ok()) << st.message();
   }
   return *slot;
@@ -140,7 +156,7 @@ void run_case(const GpuCase& c) {
   ref::LayerData d;
   make_inputs(c, std::hash<std::string>()(describe(c)), &d);
   if (::testing::Test::HasFatalFailure()) return;
-  const ref::Checkpoint& ck = checkpoint_for(s, c.act);
+  const ref::Checkpoint& ck = checkpoint_for(s, c.act, c.quant);
   tools::GpuLayer layer;
   Status st = layer.load_weights(d.inputs.shape, c.act, ck, nullptr);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -167,7 +183,7 @@ void run_case(const GpuCase& c) {
   ASSERT_TRUE(st.ok()) << st.message();
   std::vector<double> got_rows;
   for (int64_t r : rows) got_rows.insert(got_rows.end(), got.begin() + r * s.hidden, got.begin() + (r + 1) * s.hidden);
-  const ref::Comparison cmp = ref::compare(want, got_rows, ref::tolerance_for(c.act, QuantParams()));
+  const ref::Comparison cmp = ref::compare(want, got_rows, ref::tolerance_for(c.act, c.quant));
   EXPECT_TRUE(cmp.pass) << cmp.describe();
 
   // Deterministic: a second run gives the same bits.
@@ -441,6 +457,125 @@ TEST_P(DenseLayer, SixtyFourBitIndexing) {
   REQUIRE_GPU();
   // DeepSeek-V3 TP8 at M = 65536: m * topk * hidden = 3.76e9 elements of the per-slot output.
   run_case(bench_case("deepseek_v3_tp8", 65536, 8));
+}
+
+// ---- Weight-only int4/int8 ----
+
+QuantParams named_precision(const char* name) {
+  Precision p;
+  const Status st = find_precision(name, &p);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return p.quant;
+}
+
+QuantParams integer_quant(WeightFormat f, int bits, int group, bool zeros, DType scales = DType::kFP16) {
+  QuantParams q;
+  q.format = f;
+  q.bits = bits;
+  q.group_size = group;
+  q.has_zeros = zeros;
+  q.scale_dtype = scales;
+  return q;
+}
+
+class QuantLayer : public ::testing::TestWithParam<KernelPath> {
+ protected:
+  void SetUp() override { g_path = GetParam(); }
+  void TearDown() override { g_path = KernelPath::kAuto; }
+};
+
+INSTANTIATE_TEST_SUITE_P(Paths, QuantLayer, ::testing::Values(KernelPath::kSmallM, KernelPath::kGroupedGemm),
+                         [](const ::testing::TestParamInfo<KernelPath>& info) { return to_string(info.param); });
+
+// A case on the forced path; layouts wna16_gemv cannot read must be refused on the small-M
+// path with an error naming `path` (they take the dequant path under kAuto).
+void run_quant_case(GpuCase c, const QuantParams& q) {
+  c.quant = q;
+  c.path = g_path;
+  if (c.path == KernelPath::kSmallM && !wna16_gemv_supports(q)) {
+    c.shape.m = 1;
+    ref::LayerData d;
+    make_inputs(c, 1, &d);
+    tools::GpuLayer layer;
+    ASSERT_TRUE(layer.load_weights(c.shape, c.act, checkpoint_for(c.shape, c.act, q), nullptr).ok());
+    const ref::Routing routing = routing_of(d);
+    const Status st = layer.set_inputs(d.inputs, &routing, c.path);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << describe(c);
+    EXPECT_EQ(st.message().rfind("path: expected auto or grouped_gemm", 0), 0u) << st.message();
+    c.path = KernelPath::kAuto;  // and the planner's choice serves it
+  }
+  run_case(c);
+}
+
+TEST_P(QuantLayer, EveryFormatOnDeepSeekV2Lite) {
+  REQUIRE_GPU();
+  // DeepSeek-V2-Lite's experts: H = 2048, I = 1408, E = 64, topk 6.
+  for (const char* name : {"w4a16_gptq", "w4a16_gptq_zp", "w4a16_gptq_actorder", "w8a16_gptq", "w4a16_awq",
+                           "w4a16_wna16", "w8a16_wna16"}) {
+    SCOPED_TRACE(name);
+    const QuantParams q = named_precision(name);
+    for (int64_t m : {1, 3, 16, 64}) run_quant_case(custom(m, 64, 2048, 1408, 6, "softmax_topk"), q);
+  }
+}
+
+TEST_P(QuantLayer, GroupSizesScalesAndZeros) {
+  REQUIRE_GPU();
+  const GpuCase base = custom(33, 16, 1024, 512, 2, "skewed");
+  run_quant_case(base, integer_quant(WeightFormat::kGPTQ, 4, 32, true));
+  run_quant_case(base, integer_quant(WeightFormat::kGPTQ, 4, 64, false, DType::kBF16));
+  run_quant_case(base, integer_quant(WeightFormat::kGPTQ, 4, 256, true, DType::kFP32));
+  run_quant_case(base, integer_quant(WeightFormat::kGPTQ, 8, -1, true));  // per-channel, uint16 zeros
+  QuantParams v2 = integer_quant(WeightFormat::kGPTQ, 4, 128, true);
+  v2.gptq_zeros_minus_one = false;  // gptq_v2 stores the zero itself
+  run_quant_case(base, v2);
+  run_quant_case(base, integer_quant(WeightFormat::kAWQ, 4, 64, true, DType::kFP32));
+  run_quant_case(base, integer_quant(WeightFormat::kMoeWNA16, 4, 32, true, DType::kBF16));
+  run_quant_case(base, integer_quant(WeightFormat::kMoeWNA16, 8, -1, true));
+  run_quant_case(custom(33, 16, 768, 384, 2, "skewed"), integer_quant(WeightFormat::kGPTQ, 4, 96, true));  // not read by wna16_gemv
+}
+
+TEST_P(QuantLayer, BenchShapes) {
+  REQUIRE_GPU();
+  const QuantParams q = named_precision("w4a16_gptq");
+  for (const char* name : kBenchShapes) {
+    for (int64_t m : {1, 3, 16, 64}) run_quant_case(bench_case(name, m), q);
+    run_quant_case(bench_case(name, 255, 16), q);
+  }
+}
+
+TEST_P(QuantLayer, EdgeShapesAndFp16) {
+  REQUIRE_GPU();
+  const QuantParams awq = integer_quant(WeightFormat::kAWQ, 4, 64, true);
+  const QuantParams int8 = integer_quant(WeightFormat::kGPTQ, 8, 128, true);
+  run_quant_case(custom(0, 8, 256, 128, 2, "uniform"), awq);                       // empty batch
+  run_quant_case(custom(5, 64, 256, 128, 2, "uniform"), int8);                     // most experts empty
+  run_quant_case(custom(33, 16, 512, 256, 4, "one_expert"), awq);                  // every token on expert 0
+  run_quant_case(custom(19, 60, 2880, 1408, 4, "softmax_topk_renormalize"), awq);  // K = 2880: a partial 128 block
+  run_quant_case(custom(7, 384, 1024, 136, 8, "uniform"), integer_quant(WeightFormat::kGPTQ, 4, -1, true));  // E = 384
+  run_quant_case(custom(300, 8, 512, 256, 2, "skewed"), int8);                     // many rows per expert
+  GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
+  ep.ep_half = true;
+  run_quant_case(ep, awq);
+  for (const QuantParams& q : {awq, int8, integer_quant(WeightFormat::kMoeWNA16, 8, 64, false)}) {
+    GpuCase h = custom(13, 16, 1024, 512, 2, "softmax_topk");
+    h.act = DType::kFP16;  // the fp16 dequant (1024 + q) and MMA
+    run_quant_case(h, q);
+  }
+  GpuCase scout = bench_case("llama4_scout_tp8", 9);  // weight applied on input
+  run_quant_case(scout, awq);
+}
+
+TEST(QuantLayerAuto, LargeBatch) {
+  REQUIRE_GPU();
+  // The planner's choice at prefill sizes, rows sampled.
+  for (const char* name : kBenchShapes) {
+    GpuCase c = bench_case(name, 1024, 12);
+    c.quant = named_precision("w4a16_awq");
+    run_case(c);
+  }
+  GpuCase c = bench_case("deepseek_v3_tp8", 4096, 12);
+  c.quant = named_precision("w4a16_gptq_actorder");
+  run_case(c);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "dense_layer.h"
+#include "layer.h"
 
 #include <cuda_runtime_api.h>
 
@@ -136,13 +136,22 @@ Status enqueue_combine(const MoeInputs& in, const kernels::AlignParams& al, cons
   return err == cudaSuccess ? Status() : cuda_error(err, "combine launch");
 }
 
-Status dense_can_implement(const MoeArguments& args) {
+Status layer_can_implement(const MoeArguments& args) {
   const MoeInputs& in = args.inputs;
   const PreparedWeights& w = *args.weights;
   if (in.router_logits != nullptr) FUSEDMOE_RETURN_IF_ERROR(check_gpu_routing(in.routing));
   if (in.shape.hidden % 8 != 0 || in.shape.inter % 8 != 0) {
-    return not_implemented("the dense kernels read 16-byte vectors: hidden and inter must be multiples of 8, got " +
+    return not_implemented("the kernels read 16-byte vectors: hidden and inter must be multiples of 8, got " +
                            str(in.shape.hidden) + " and " + str(in.shape.inter));
+  }
+  if (is_integer_format(w.quant.format) && w.quant.group_size != -1 && w.quant.group_size % 8 != 0) {
+    return not_implemented("the integer kernels dequantize 8 consecutive k per group: group_size must be a multiple "
+                           "of 8 or -1, got " + str(w.quant.group_size));
+  }
+  if (is_integer_format(w.quant.format) && args.path == KernelPath::kSmallM && !wna16_gemv_supports(w.quant)) {
+    return invalid_argument("path", "auto or grouped_gemm: wna16_gemv reads groups of 32, 64 or a multiple of 128 "
+                            "columns without act-order (group_size " + str(w.quant.group_size) +
+                            (w.quant.has_g_idx ? ", act-order" : "") + ")", to_string(args.path));
   }
   const std::pair<const char*, const void*> pointers[] = {
       {"x", in.x}, {"out", args.out}, {"weights.w13.weight", w.w13.weight}, {"weights.w2.weight", w.w2.weight}};
@@ -154,29 +163,100 @@ Status dense_can_implement(const MoeArguments& args) {
   return Status();
 }
 
-Status dense_plan(const MoeArguments& args, KernelFamily* family, WorkspaceLayout* ws) {
+Status layer_plan(const MoeArguments& args, KernelPath* path, WorkspaceLayout* ws) {
   const MoeInputs& in = args.inputs;
   const ProblemShape& s = in.shape;
-  *family = choose_dense_family(s.m * s.topk, s.num_experts, s.inter, args.path);
+  *path = choose_path(args.weights->quant, s.m * s.topk, s.num_experts, s.inter, args.path);
   size_t gemm_ws = 0;
-  if (*family == KernelFamily::kSm90Bf16GroupedGemm) {
+  if (*path == KernelPath::kGroupedGemm) {
     int32_t sms = 0;
     FUSEDMOE_RETURN_IF_ERROR(current_sm_count(&sms));
     gemm_ws = kernels::grouped_gemm_workspace_bytes(elem_type(in.act_dtype), s.num_experts, sms);
   }
-  return plan_workspace(in, args.weights->quant, *family, gemm_ws, ws);
+  return plan_workspace(in, args.weights->quant, *path, gemm_ws, ws);
 }
 
 namespace {
 
-// small_m_splitk for both GEMMs: the planner picks split-K and token tiles from the expert's
-// tile count.
+kernels::ScaleType scale_type(DType d) {
+  return d == DType::kBF16 ? kernels::ScaleType::kBF16 : d == DType::kFP32 ? kernels::ScaleType::kFP32
+                                                                            : kernels::ScaleType::kFP16;
+}
+
+// The kernels' view of one projection of prepared integer weights.
+kernels::QuantWeightsView quant_view(const PreparedWeights& w, Projection which) {
+  const ProjectionWeights& p = which == Projection::kW13 ? w.w13 : w.w2;
+  kernels::QuantWeightsView v;
+  v.codes = static_cast<const uint32_t*>(p.weight);
+  v.scales = p.scales;
+  v.zeros = p.zeros;
+  v.g_idx = p.g_idx;
+  v.scale_type = scale_type(w.quant.scale_dtype);
+  v.bits = w.quant.bits;
+  v.n = projection_rows(w.shape, which);
+  v.k = projection_cols(w.shape, which);
+  v.group_size = w.quant.group_size == -1 ? v.k : w.quant.group_size;
+  v.groups = quant_groups(w.quant, v.k);
+  return v;
+}
+
+}  // namespace
+
+Status gpu_prepare_quant(const ProblemShape& shape, const MoeWeights& ck, void* storage, cudaStream_t stream,
+                         PreparedWeights* out) {
+  const QuantParams& q = ck.quant;
+  char* base = static_cast<char*>(storage);
+  auto take = [&](int64_t bytes) -> void* {
+    if (bytes == 0) return nullptr;
+    void* at = base;
+    base += (bytes + 255) / 256 * 256;
+    return at;
+  };
+  for (Projection which : {Projection::kW13, Projection::kW2}) {
+    const ProjectionWeights& src = which == Projection::kW13 ? ck.w13 : ck.w2;
+    ProjectionWeights& dst = which == Projection::kW13 ? out->w13 : out->w2;
+    const PreparedQuantSizes sizes = prepared_quant_sizes(shape, q, which);
+    dst = ProjectionWeights();
+    dst.weight = take(sizes.codes);
+    dst.scales = take(sizes.scales);
+    dst.zeros = take(sizes.zeros);
+    dst.g_idx = static_cast<const int32_t*>(take(sizes.g_idx));
+    kernels::QuantRepackParams rp;
+    rp.source = q.format == WeightFormat::kGPTQ ? kernels::QuantSource::kGPTQ
+                : q.format == WeightFormat::kAWQ ? kernels::QuantSource::kAWQ
+                                                 : kernels::QuantSource::kMoeWNA16;
+    rp.bits = q.bits;
+    rp.experts = shape.num_experts;
+    rp.n = projection_rows(shape, which);
+    rp.k = projection_cols(shape, which);
+    rp.groups = quant_groups(q, rp.k);
+    rp.gptq_zeros_minus_one = q.gptq_zeros_minus_one;
+    rp.scale_type = scale_type(q.scale_dtype);
+    rp.qweight = src.weight;
+    rp.qzeros = q.has_zeros ? src.zeros : nullptr;
+    rp.scales = src.scales;
+    rp.g_idx = q.has_g_idx ? src.g_idx : nullptr;
+    rp.codes = static_cast<uint32_t*>(const_cast<void*>(dst.weight));
+    rp.scales_out = const_cast<void*>(dst.scales);
+    rp.zeros_out = const_cast<void*>(dst.zeros);
+    rp.g_idx_out = const_cast<int32_t*>(dst.g_idx);
+    const cudaError_t err = kernels::launch_wna16_repack(rp, stream);
+    if (err != cudaSuccess) return cuda_error(err, std::string("wna16_repack ") + to_string(which));
+  }
+  return Status();
+}
+
+namespace {
+
+// small_m_splitk (dense) or wna16_gemv (int) for both GEMMs: the planner picks split-K and
+// token tiles from the expert's tile count.
 Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, const float* topk_weights,
                    void* workspace, const WorkspaceLayout& ws, int32_t sms, cudaStream_t stream) {
   const MoeInputs& in = args.inputs;
   const ProblemShape& s = in.shape;
   const int64_t pairs = s.m * s.topk;
   const int32_t max_active = static_cast<int32_t>(std::min<int64_t>(s.num_experts, pairs));
+  const bool integer = is_integer_format(args.weights->quant.format);
   kernels::GroupedGemvParams g;
   g.elem = elem_type(in.act_dtype);
   g.act = gated_act(in.activation);
@@ -196,12 +276,18 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     g.out = out;
     g.n_out = n_out;
     g.k = k;
+    const QuantParams& q = args.weights->quant;
+    const int64_t unit = integer ? 2 * 128 * kernels::wna16_stage_blocks(q.bits, q.group_size == -1 || q.group_size % 128 == 0)
+                                 : 128;
     const SmallMGemmConfig cfg =
-        choose_small_m_config(kernels::grouped_gemv_tiles(gate_up, n_out), max_active, pairs, k, sms);
+        choose_small_m_config(kernels::grouped_gemv_tiles(gate_up, n_out), max_active, pairs, k, sms, unit);
     g.split_k = cfg.split_k;
     g.n_tiles = cfg.n_tiles;
-    const cudaError_t e = kernels::launch_grouped_gemv(g, stream);
-    return e == cudaSuccess ? Status() : cuda_error(e, gate_up ? "small_m_splitk gate-up launch" : "small_m_splitk down launch");
+    const cudaError_t e =
+        integer ? kernels::launch_wna16_gemv(g, quant_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2), stream)
+                : kernels::launch_grouped_gemv(g, stream);
+    const char* kernel = integer ? "wna16_gemv" : "small_m_splitk";
+    return e == cudaSuccess ? Status() : cuda_error(e, std::string(kernel) + (gate_up ? " gate-up launch" : " down launch"));
   };
   void* intermediate = at<void>(workspace, ws, "intermediate");
   void* expert_out = at<void>(workspace, ws, "expert_out");
@@ -223,38 +309,54 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
   FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, at<int32_t>(workspace, ws, "row_of_pair"), stream));
 
   kernels::GroupedGemmParams gp;
-  gp.num_groups = s.num_experts;
-  gp.expert_offsets = al.expert_offsets;
   gp.workspace = at<void>(workspace, ws, "gemm_workspace");
   gp.workspace_bytes = ws.find("gemm_workspace")->bytes;
   gp.sm_count = sms;
-  gp.n = 2 * s.inter;
-  gp.k = s.hidden;
-  gp.a = rows;
-  gp.b = args.weights->w13.weight;
-  gp.d = gate_up;
-  cudaError_t err = kernels::launch_grouped_gemm(elem, gp, stream);
-  if (err != cudaSuccess) return cuda_error(err, "sm90_bf16_grouped_gemm gate-up launch");
-
+  // One GEMM over all experts; integer weights a chunk of experts at a time, each chunk first
+  // dequantized into the workspace (the scheduler reads expert_offsets from the chunk's first
+  // expert on; row offsets stay absolute).
+  const bool integer = is_integer_format(args.weights->quant.format);
+  const int32_t chunk = integer ? dequant_chunk_experts(s, in.act_dtype) : s.num_experts;
+  auto gemm = [&](Projection which, const void* a, void* d) -> Status {
+    const bool w13 = which == Projection::kW13;
+    gp.n = w13 ? 2 * s.inter : s.hidden;
+    gp.k = w13 ? s.hidden : s.inter;
+    gp.a = a;
+    gp.d = d;
+    for (int32_t e0 = 0; e0 < s.num_experts; e0 += chunk) {
+      gp.num_groups = std::min(chunk, s.num_experts - e0);
+      gp.expert_offsets = al.expert_offsets + e0;
+      gp.b = (w13 ? args.weights->w13 : args.weights->w2).weight;
+      if (integer) {
+        kernels::QuantDequantParams dq;
+        dq.elem = elem;
+        dq.w = quant_view(*args.weights, which);
+        dq.e0 = e0;
+        dq.experts = gp.num_groups;
+        dq.expert_counts = al.expert_counts;
+        dq.out = at<void>(workspace, ws, "dequant_weights");
+        const cudaError_t err = kernels::launch_wna16_dequant(dq, stream);
+        if (err != cudaSuccess) return cuda_error(err, std::string("wna16_dequant ") + to_string(which));
+        gp.b = dq.out;
+      }
+      const cudaError_t err = kernels::launch_grouped_gemm(elem, gp, stream);
+      if (err != cudaSuccess) return cuda_error(err, std::string("sm90_bf16_grouped_gemm ") + to_string(which) + " launch");
+    }
+    return Status();
+  };
+  FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, gate_up));
   FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
-
-  gp.n = s.hidden;
-  gp.k = s.inter;
-  gp.a = intermediate;
-  gp.b = args.weights->w2.weight;
-  gp.d = rows;
-  err = kernels::launch_grouped_gemm(elem, gp, stream);
-  return err == cudaSuccess ? Status() : cuda_error(err, "sm90_bf16_grouped_gemm down launch");
+  return gemm(Projection::kW2, intermediate, rows);
 }
 
 }  // namespace
 
-Status dense_run(const MoeArguments& args, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   const MoeInputs& in = args.inputs;
   const ProblemShape& s = in.shape;
-  KernelFamily family = KernelFamily::kSmallMSplitK;
+  KernelPath path = KernelPath::kSmallM;
   WorkspaceLayout ws;
-  FUSEDMOE_RETURN_IF_ERROR(dense_plan(args, &family, &ws));
+  FUSEDMOE_RETURN_IF_ERROR(layer_plan(args, &path, &ws));
   if (workspace_bytes < ws.total_bytes) {
     return Status(StatusCode::kWorkspaceTooSmall, "workspace_bytes: expected >= " + str(ws.total_bytes) +
                                                       " (workspace_size()), got " + str(workspace_bytes));
@@ -283,7 +385,7 @@ Status dense_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   al.block_counts = ws.find("align_chunk_counts") ? at<int32_t>(workspace, ws, "align_chunk_counts") : nullptr;
   FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream));
 
-  const bool grouped = family == KernelFamily::kSm90Bf16GroupedGemm;
+  const bool grouped = path == KernelPath::kGroupedGemm;
   FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, al, topk_weights, workspace, ws, sms, stream)
                                    : run_small_m(args, al, topk_weights, workspace, ws, sms, stream));
 

@@ -1,7 +1,10 @@
-// The dense (bf16/fp16) layer: route (optional) -> align -> two expert GEMMs -> combine.
-// Two paths share the ends: small_m_splitk (gate-up GEMV with the activation, down GEMV with
-// the routed weight) at decode sizes, and at larger batches gather -> sm90 grouped GEMM ->
-// gated activation -> sm90 grouped GEMM, with the routed weight in the combine.
+// The layer on the GPU, for dense (bf16/fp16) and weight-only int4/int8 weights:
+// route (optional) -> align -> two expert GEMMs -> combine. Two paths share the ends:
+//   small M: small_m_splitk (dense) or wna16_gemv (int): gate-up GEMV with the activation,
+//            down GEMV with the routed weight;
+//   grouped: gather -> sm90 grouped GEMM -> gated activation -> sm90 grouped GEMM, with the
+//            routed weight in the combine; integer weights are first dequantized by
+//            wna16_dequant, a chunk of experts at a time, into the workspace.
 // CUDA builds only.
 #pragma once
 
@@ -36,11 +39,17 @@ Status enqueue_gated_act(const MoeInputs& in, const kernels::AlignParams& al, co
 Status enqueue_combine(const MoeInputs& in, const kernels::AlignParams& al, const float* weights, const void* y,
                        const int32_t* row_of_pair, void* out, cudaStream_t stream);
 
-/// Constraints of the dense kernels beyond the common validation (16-byte rows and pointers).
-Status dense_can_implement(const MoeArguments& args);
+/// Constraints of the kernels beyond the common validation (16-byte rows and pointers; the
+/// small-M path for integer weights needs a layout wna16_gemv reads).
+Status layer_can_implement(const MoeArguments& args);
 /// The path planned for this call and its workspace (queries the current device's SM count).
-Status dense_plan(const MoeArguments& args, KernelFamily* family, WorkspaceLayout* ws);
+Status layer_plan(const MoeArguments& args, KernelPath* path, WorkspaceLayout* ws);
 /// Enqueues the layer.
-Status dense_run(const MoeArguments& args, void* workspace, size_t workspace_bytes, cudaStream_t stream);
+Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_bytes, cudaStream_t stream);
+
+/// Converts GPTQ / AWQ / moe_wna16 checkpoint tensors (device memory, arguments validated)
+/// into the prepared integer layout in `storage` (prepared_quant_sizes of w13, then w2).
+Status gpu_prepare_quant(const ProblemShape& shape, const MoeWeights& checkpoint, void* storage, cudaStream_t stream,
+                         PreparedWeights* out);
 
 }  // namespace fusedmoe

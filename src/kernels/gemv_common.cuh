@@ -1,0 +1,174 @@
+// Pieces shared by the weight-streaming GEMV kernels (small_m_splitk.cu for dense weights,
+// wna16_gemv.cu for int4/int8): the m16n8k16 MMA, the CTA geometry, and the end of a pass
+// over an expert's weights (split-K reduction in shared memory and the epilogue).
+//
+// Fragment mapping both kernels use (swapped operands: weight rows on the MMA's M side, tokens
+// on its N side): lane (g = lane / 4, q = lane % 4) feeds 8 consecutive k of weight rows g and
+// g + 8 and of token g, k = k0 + 8q .. +7 of a 32-k step, as the fragment's logical k {2q,
+// 2q+1, 2q+8, 2q+9} of two m16n8k16 steps (elements 0-3, then 4-7). Accumulator: c[0], c[1]
+// = (row g, tokens 2q, 2q+1); c[2], c[3] = (row g + 8, same tokens). Gate-up puts gate rows
+// j0..j0+7 at g and the matching up rows at g + 8, so each lane holds gate and up of the same
+// (j, token) and applies the activation in registers.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "device_util.cuh"
+#include "launch.h"
+
+namespace fusedmoe::kernels::gemv {
+
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+
+// One m16n8k16 tensor-core step, fp32 accumulate.
+template <typename T>
+__device__ __forceinline__ void mma_16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                          uint32_t b0, uint32_t b1);
+template <>
+__device__ __forceinline__ void mma_16816<__nv_bfloat16>(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                                         uint32_t a3, uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma_16816<__half>(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                                  uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// Where a warp of a CTA works: blockIdx.y is a slot of the active-expert list, blockIdx.x a
+// group of kWarps / kSplitK 16-row tiles; the warp owns one tile and one of kSplitK K slices.
+template <int kSplitK, bool kGateUp>
+struct WarpPlace {
+  int e = 0;            // local expert
+  int64_t begin = 0;    // its first sorted position
+  int count = 0;        // its pairs
+  int warp = 0, lane = 0, g = 0, q = 0, tile = 0, split = 0;
+  int64_t unit0 = 0;    // first output unit: gate-up column j0 (8 per tile), down row n0 (16)
+  int64_t row_lo = 0;   // weight rows this lane feeds (within the expert, clamped to the end)
+  int64_t row_hi = 0;
+
+  // False for CTAs past the live expert count (a captured graph launches the host bound).
+  __device__ bool init(const GroupedGemvParams& p) {
+    if (static_cast<int>(blockIdx.y) >= p.active_experts[p.num_experts]) return false;
+    e = p.active_experts[blockIdx.y];
+    begin = p.expert_offsets[e];
+    count = p.expert_counts[e];
+    warp = threadIdx.x >> 5;
+    lane = threadIdx.x & 31;
+    g = lane >> 2;
+    q = lane & 3;
+    tile = warp / kSplitK;
+    split = warp % kSplitK;
+    constexpr int kRowTiles = kWarps / kSplitK;
+    unit0 = (static_cast<int64_t>(blockIdx.x) * kRowTiles + tile) * (kGateUp ? 8 : 16);
+    int64_t u_lo = unit0 + g, u_hi = kGateUp ? unit0 + g : unit0 + 8 + g;
+    u_lo = u_lo < p.n_out ? u_lo : p.n_out - 1;
+    u_hi = u_hi < p.n_out ? u_hi : p.n_out - 1;
+    row_lo = u_lo;
+    row_hi = kGateUp ? p.n_out + u_hi : u_hi;
+    return true;
+  }
+
+  // [begin, end) of this warp's slice of `units` K units (32-k steps or 128-k blocks).
+  __device__ void slice(int64_t units, int64_t* s_begin, int64_t* s_end) const {
+    const int64_t per_split = (units + kSplitK - 1) / kSplitK;
+    *s_begin = split * per_split;
+    *s_end = *s_begin + per_split < units ? *s_begin + per_split : units;
+  }
+
+  // Activation rows of the tokens this lane feeds as B column g of each n-tile of the pass
+  // starting at token c0 (gate-up: x by token; down: the intermediate by sorted position).
+  template <typename T, int kNTiles>
+  __device__ void token_rows(const GroupedGemvParams& p, int c0, const T* (&x_row)[kNTiles],
+                             bool (&x_valid)[kNTiles]) const {
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt) {
+      const int tok = c0 + nt * 8 + g;
+      x_valid[nt] = tok < count;
+      const int64_t pos = begin + (x_valid[nt] ? tok : 0);
+      const int64_t xr = kGateUp ? p.sorted_pairs[pos] / p.topk : pos;
+      x_row[nt] = static_cast<const T*>(p.x) + xr * p.k;
+    }
+  }
+};
+
+template <int kSplitK, int kNTiles>
+using PartialSums = float[kSplitK > 1 ? kWarps : 1][kNTiles * 4][32];
+
+// The end of one pass of 8 * kNTiles tokens from c0: split-K partial fragments meet in shared
+// memory and are added in a fixed order (bitwise deterministic), then the epilogue by the lane
+// that holds (row, token):
+//   gate-up: a[pos, j] = act(g * s) * (u * s), s = routed weight if applied on input, else 1
+//   down:    y[pair, n] = acc * routed weight (1 if it was applied on input)
+template <typename T, int kSplitK, int kNTiles, bool kGateUp>
+__device__ __forceinline__ void finish_pass(const GroupedGemvParams& p, const WarpPlace<kSplitK, kGateUp>& w,
+                                            int c0, float (&acc)[kNTiles][4],
+                                            PartialSums<kSplitK, kNTiles>& s_partial) {
+  constexpr int kTokensPerPass = 8 * kNTiles;
+  if (c0 + kTokensPerPass >= w.count) allow_successor();  // last pass: the next kernel may launch
+  if (kSplitK > 1) {
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) s_partial[kSplitK > 1 ? w.warp : 0][nt * 4 + i][w.lane] = acc[nt][i];
+    __syncthreads();
+    if (w.split == 0) {
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          float sum = 0.0f;
+#pragma unroll
+          for (int s = 0; s < kSplitK; ++s) sum += s_partial[kSplitK > 1 ? w.tile * kSplitK + s : 0][nt * 4 + i][w.lane];
+          acc[nt][i] = sum;
+        }
+    }
+  }
+  if (w.split == 0) {
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // tokens 2q and 2q + 1 of this n-tile
+        const int tok = c0 + nt * 8 + 2 * w.q + h;
+        if (tok >= w.count) continue;
+        const int64_t pos = w.begin + tok;
+        const int32_t pair = p.sorted_pairs[pos];
+        const float w_pair = p.topk_weights[pair];
+        if (kGateUp) {
+          const int64_t j = w.unit0 + w.g;
+          if (j < p.n_out) {
+            const float scale = p.weight_on_input ? w_pair : 1.0f;
+            static_cast<T*>(p.out)[pos * p.n_out + j] =
+                Elem<T>::from_float(apply_act(p.act, acc[nt][h] * scale, acc[nt][2 + h] * scale));
+          }
+        } else {
+          const float scale = p.weight_on_input ? 1.0f : w_pair;
+          T* y = static_cast<T*>(p.out) + static_cast<int64_t>(pair) * p.n_out;
+          if (w.unit0 + w.g < p.n_out) y[w.unit0 + w.g] = Elem<T>::from_float(acc[nt][h] * scale);
+          if (w.unit0 + 8 + w.g < p.n_out) y[w.unit0 + 8 + w.g] = Elem<T>::from_float(acc[nt][2 + h] * scale);
+        }
+      }
+    }
+  }
+  if (kSplitK > 1) __syncthreads();  // s_partial is rewritten by the next pass
+}
+
+// The grid of one GEMM: x = groups of row tiles, y = active-expert slots.
+inline dim3 grid_for(const GroupedGemvParams& p) {
+  const int64_t tiles = grouped_gemv_tiles(p.gate_up, p.n_out);
+  const int row_tiles = kWarps / p.split_k;
+  return dim3(static_cast<unsigned>((tiles + row_tiles - 1) / row_tiles), static_cast<unsigned>(p.max_active));
+}
+
+}  // namespace fusedmoe::kernels::gemv

@@ -1,0 +1,395 @@
+// wna16_gemv: both expert GEMMs over prepared int4/int8 weights at small and moderate batch,
+// one launch per GEMM for all experts (the int counterpart of small_m_splitk, same grid, CTA
+// split-K and epilogue: gemv_common.cuh).
+//
+// Streaming: int4 codes are a quarter of bf16's bytes per k, so a lane needs four times the
+// k in flight to keep HBM busy, more than registers hold. Each warp therefore runs its own
+// kStages-deep cp.async ring in shared memory: a stage is kUnroll 128-k blocks of the warp's
+// 16 rows (each lane copies the 16-byte chunks it will consume: one per row and block for
+// int4, two for int8; docs/FORMATS.md, "Prepared integer layout") plus the blocks' scales and
+// zero points (runs of 8 rows, copied by a few lanes). A lane waits for its own copies, and a
+// __syncwarp makes the lanes' copies visible to each other and frees the oldest slot.
+//
+// Dequantization: codes become exact integers q - zero in the MMA's element type with a few
+// bit operations and one packed subtraction per pair:
+//   int4:       (w >> 4i) & 0x000F000F | magic gives (magic + q) in both halves, magic =
+//               128.0 (bf16 0x4300) or 1024.0 (fp16 0x6400), whose last mantissa bit is 1;
+//               then minus (magic + zero). Nibble i holds k offset {0,2,4,6,1,3,5,7}[i], so
+//               shift i gives the pair (2i, 2i + 1).
+//   int8, fp16: a byte permute builds 1024 + q in both halves, then minus (1024 + zero).
+//   int8, bf16: bf16 holds only 0..127 above 128 exactly, so via fp32 2^23 + q, minus
+//               (2^23 + zero), then one rounding-free conversion of an integer <= 256.
+// The MMAs accumulate a group's partial sums in fp32; at the end of each group (or of the
+// warp's K slice) they are multiplied by that group's scale and added to the result, so the
+// weights are never rounded (the reference's (q - zero) * scale in full precision).
+// Requires group_size in {32, 64} or a multiple of 128, or one group per row, and groups
+// contiguous in k (no act-order): the planner sends other layouts to the dequant path.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <type_traits>
+
+#include "gemv_common.cuh"
+
+namespace fusedmoe::kernels {
+
+namespace {
+
+using gemv::kThreads;
+using gemv::mma_16816;
+
+template <typename T>
+struct IntMagic;
+template <>
+struct IntMagic<__nv_bfloat16> {
+  static constexpr uint32_t kHalf = 0x4300;  // 128.0
+};
+template <>
+struct IntMagic<__half> {
+  static constexpr uint32_t kHalf = 0x6400;  // 1024.0
+};
+
+__device__ __forceinline__ uint32_t sub2(uint32_t a, uint32_t b, __nv_bfloat16*) {
+  __nv_bfloat162 x, y;
+  memcpy(&x, &a, 4);
+  memcpy(&y, &b, 4);
+  const __nv_bfloat162 r = __hsub2(x, y);
+  uint32_t out;
+  memcpy(&out, &r, 4);
+  return out;
+}
+__device__ __forceinline__ uint32_t sub2(uint32_t a, uint32_t b, __half*) {
+  __half2 x, y;
+  memcpy(&x, &a, 4);
+  memcpy(&y, &b, 4);
+  const __half2 r = __hsub2(x, y);
+  uint32_t out;
+  memcpy(&out, &r, 4);
+  return out;
+}
+
+// The zero operand of a row: (magic + zero) in both halves (int8 + bf16: 2^23 + zero as fp32).
+template <typename T, int kBits>
+__device__ __forceinline__ uint32_t zero_operand(int zero) {
+  if (kBits == 8 && std::is_same<T, __nv_bfloat16>::value) return __float_as_uint(8388608.0f + zero);
+  const uint32_t h = IntMagic<T>::kHalf + static_cast<uint32_t>(zero);
+  return h | (h << 16);
+}
+
+// The 8 codes of one 32-k step of one row -> 4 registers of (q - zero) pairs in k order.
+template <typename T, int kBits>
+__device__ __forceinline__ void dequant_step(const uint32_t (&words)[kBits / 4], uint32_t zop, uint32_t (&r)[4]) {
+  if constexpr (kBits == 4) {
+    const uint32_t magic = IntMagic<T>::kHalf | (IntMagic<T>::kHalf << 16);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r[i] = sub2(((words[0] >> (4 * i)) & 0x000F000Fu) | magic, zop, static_cast<T*>(nullptr));
+  } else if constexpr (std::is_same<T, __half>::value) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t v = __byte_perm(words[i >> 1], 0x64646464u, (i & 1) ? 0x4342 : 0x4140);
+      r[i] = sub2(v, zop, static_cast<T*>(nullptr));
+    }
+  } else {
+    const float z = __uint_as_float(zop);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t w = words[i >> 1];
+      const float lo = __uint_as_float(__byte_perm(w, 0x4B000000u, (i & 1) ? 0x7542 : 0x7540)) - z;
+      const float hi = __uint_as_float(__byte_perm(w, 0x4B000000u, (i & 1) ? 0x7543 : 0x7541)) - z;
+      const __nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
+      memcpy(&r[i], &b, 4);
+    }
+  }
+}
+
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem, int bytes) {
+  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  if (bytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(gmem));
+  }
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+constexpr int kStages = 4;  // cp.async ring depth per warp
+
+// One group's scales and zero points of a warp's 16 rows, as copied: runs of 8 rows (lo:
+// the lanes' first rows, hi: their second rows), scales in their checkpoint type (2 or 4
+// bytes), zeros uint8 (int4) or uint16 (int8).
+struct GroupParams {
+  uint4 scale_lo[2], scale_hi[2];
+  uint4 zero_lo, zero_hi;
+};
+
+template <typename T, int kBits, int kGpb>
+struct StageLayout {
+  static constexpr int kVecs = kBits / 4;  // 16-byte chunks per lane, row and block
+  static constexpr int kUnroll = wna16_stage_blocks(kBits, kGpb == 1);
+  static constexpr int kCodeChunks = kUnroll * 2 * kVecs;                   // per lane and stage
+  static constexpr size_t kCodeBytes = size_t{kStages} * kCodeChunks * 32 * 16;  // per warp
+  static constexpr size_t kParamBytes = size_t{kStages} * kUnroll * kGpb * sizeof(GroupParams);
+  static constexpr size_t kWarpBytes = kCodeBytes + kParamBytes;
+  static constexpr size_t kCtaBytes = kWarpBytes * gemv::kWarps;
+};
+
+__device__ __forceinline__ float scale_at(const GroupParams& gp, bool hi, int row, ScaleType type) {
+  const uint4* run = hi ? gp.scale_hi : gp.scale_lo;
+  if (type == ScaleType::kFP32) return reinterpret_cast<const float*>(run)[row];
+  const uint16_t bits = reinterpret_cast<const uint16_t*>(run)[row];
+  if (type == ScaleType::kBF16) return __uint_as_float(static_cast<uint32_t>(bits) << 16);
+  __half h;
+  memcpy(&h, &bits, 2);
+  return __half2float(h);
+}
+
+template <int kBits>
+__device__ __forceinline__ int zero_at(const GroupParams& gp, bool hi, int row) {
+  const uint4& run = hi ? gp.zero_hi : gp.zero_lo;
+  if constexpr (kBits == 4) return reinterpret_cast<const uint8_t*>(&run)[row];
+  return reinterpret_cast<const uint16_t*>(&run)[row];
+}
+
+// kGroupsPerBlock: 1 when a group spans whole 128-k blocks (group_size a multiple of 128, or
+// one group per row): one scale and zero per row and block; 4 for groups of 32 or 64: one per
+// 32-k step (steps of one 64-group copy the same values).
+template <typename T, int kBits, int kGroupsPerBlock, int kSplitK, int kNTiles, bool kGateUp>
+__global__ void __launch_bounds__(kThreads, 2) wna16_gemv_kernel(GroupedGemvParams p, QuantWeightsView qw) {
+  constexpr int kTokensPerPass = 8 * kNTiles;
+  constexpr int kGpb = kGroupsPerBlock;
+  using L = StageLayout<T, kBits, kGpb>;
+  constexpr int kVecs = L::kVecs;
+  constexpr int kUnroll = L::kUnroll;
+  __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
+  extern __shared__ __align__(16) unsigned char s_ring[];
+
+  wait_for_predecessor();
+  gemv::WarpPlace<kSplitK, kGateUp> w;
+  if (!w.init(p)) return;
+  const int64_t K = p.k;
+  const int64_t rows = kGateUp ? 2 * p.n_out : p.n_out;
+  const int64_t row_words = quant_row_words(K, kBits);
+  const uint32_t* codes = qw.codes + static_cast<int64_t>(w.e) * rows * row_words;
+  const uint4* c_lo = reinterpret_cast<const uint4*>(codes + w.row_lo * row_words) + w.q * kVecs;
+  const uint4* c_hi = reinterpret_cast<const uint4*>(codes + w.row_hi * row_words) + w.q * kVecs;
+  // This warp's ring: code chunks [stage][chunk][lane], then GroupParams [stage][block][group].
+  uint4* ring = reinterpret_cast<uint4*>(s_ring + w.warp * L::kWarpBytes);
+  GroupParams* params = reinterpret_cast<GroupParams*>(s_ring + w.warp * L::kWarpBytes + L::kCodeBytes);
+  // First rows of the two 8-row runs whose scales and zeros this warp copies (in range: rows
+  // and n_out are multiples of 8; tiles past the end read the last run, unused).
+  const int64_t run = w.unit0 < p.n_out ? w.unit0 : p.n_out - 8;
+  const int64_t run_lo = run;
+  const int64_t run_hi = kGateUp ? p.n_out + run : (run + 16 <= p.n_out ? run + 8 : run);
+  const int scale_bytes = qw.scale_type == ScaleType::kFP32 ? 4 : 2;
+  const int zero_run_bytes = kBits == 4 ? 8 : 16;
+  const int64_t group_base = static_cast<int64_t>(w.e) * qw.groups;
+  // kGpb == 4: 32-k steps per group (1 or 2); kGpb == 1: blocks per group (0: one group per
+  // row, which ends only with the slice). 32-bit from here on: K < 2^30 (checked at launch).
+  const int spg = kGpb == 4 ? static_cast<int>(qw.group_size / 32) : 4;
+  const int bpg = kGpb == 4 || qw.groups == 1 ? 0 : static_cast<int>(qw.group_size / 128);
+  const int kk = static_cast<int>(K);
+  const int32_t midpoint = 1 << (kBits - 1);
+  int64_t slice_begin = 0, slice_end = 0;
+  w.slice((K + 127) / 128, &slice_begin, &slice_end);
+  const int b_begin = static_cast<int>(slice_begin), b_end = static_cast<int>(slice_end);
+  const int stages = (b_end - b_begin + kUnroll - 1) / kUnroll;
+  // Group of step u of block j (the last group past K).
+  auto group_of = [&](int j, int u) {
+    const int g = kGpb == 4 ? (spg == 2 ? (4 * j + u) >> 1 : 4 * j + u) : bpg > 0 ? j / bpg : 0;
+    return g < qw.groups ? g : static_cast<int>(qw.groups) - 1;
+  };
+
+  // Copies of stage st (blocks b_begin + st * kUnroll ...) into ring slot st % kStages; one
+  // commit group per stage, empty past the slice.
+  auto issue = [&](int st) {
+    const int slot = st % kStages;
+#pragma unroll
+    for (int i = 0; i < kUnroll; ++i) {
+      const int j = b_begin + st * kUnroll + i;
+      if (st < stages && j < b_end) {
+#pragma unroll
+        for (int v = 0; v < kVecs; ++v) {
+          uint4* dst = ring + ((slot * kUnroll + i) * 2 * kVecs + v) * 32 + w.lane;
+          cp_async(dst, c_lo + j * (4 * kVecs) + v, 16);
+          cp_async(dst + kVecs * 32, c_hi + j * (4 * kVecs) + v, 16);
+        }
+        // Lanes 8u + 0..5 copy the runs of group u of the block: scales lo (1-2 chunks),
+        // scales hi, zeros lo, zeros hi.
+        const int u = w.lane >> 3, part = w.lane & 7;
+        if (u < kGpb && part < 6) {
+          const int64_t at = (group_base + group_of(j, u)) * rows;
+          GroupParams& gp = params[(slot * kUnroll + i) * kGpb + u];
+          if (part < 4) {
+            const bool hi = part >= 2, second = part & 1;
+            if (!second || scale_bytes == 4) {
+              const char* src = static_cast<const char*>(qw.scales) + (at + (hi ? run_hi : run_lo)) * scale_bytes;
+              cp_async((hi ? gp.scale_hi : gp.scale_lo) + second, src + 16 * second, 16);
+            }
+          } else if (qw.zeros != nullptr) {
+            const bool hi = part == 5;
+            const char* src = static_cast<const char*>(qw.zeros) + (at + (hi ? run_hi : run_lo)) * (zero_run_bytes / 8);
+            cp_async(hi ? &gp.zero_hi : &gp.zero_lo, src, zero_run_bytes);
+          }
+        }
+      }
+    }
+    cp_async_commit();
+  };
+
+  for (int c0 = 0; c0 < w.count; c0 += kTokensPerPass) {
+    __syncwarp();  // the previous pass's last reads of the ring are done
+#pragma unroll
+    for (int st = 0; st < kStages - 1; ++st) issue(st);
+    const T* x_row[kNTiles];
+    bool x_valid[kNTiles];
+    w.template token_rows<T, kNTiles>(p, c0, x_row, x_valid);
+    float acc[kNTiles][4], part[kNTiles][4];
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[nt][i] = part[nt][i] = 0.0f;
+
+    for (int st = 0; st < stages; ++st) {
+      cp_async_wait<kStages - 2>();  // this lane's copies of stage st have landed
+      __syncwarp();                  // so have the other lanes'; slot (st - 1) is free
+      issue(st + kStages - 1);
+      const int slot = st % kStages;
+#pragma unroll
+      for (int i = 0; i < kUnroll; ++i) {
+        const int j = b_begin + st * kUnroll + i;
+        const bool block_ok = j < b_end;
+        uint4 lo[kVecs], hi[kVecs];
+#pragma unroll
+        for (int v = 0; v < kVecs; ++v) {
+          const uint4* src = ring + ((slot * kUnroll + i) * 2 * kVecs + v) * 32 + w.lane;
+          lo[v] = src[0];
+          hi[v] = src[kVecs * 32];
+        }
+        const GroupParams* gps = params + (slot * kUnroll + i) * kGpb;
+        uint32_t z_lo[kGpb], z_hi[kGpb];
+        float s_lo[kGpb], s_hi[kGpb];
+#pragma unroll
+        for (int u = 0; u < kGpb; ++u) {
+          z_lo[u] = zero_operand<T, kBits>(qw.zeros ? zero_at<kBits>(gps[u], false, w.g) : midpoint);
+          z_hi[u] = zero_operand<T, kBits>(qw.zeros ? zero_at<kBits>(gps[u], true, w.g) : midpoint);
+          // Past the slice the ring holds stale bytes: select 0, never multiply them.
+          s_lo[u] = block_ok ? scale_at(gps[u], false, w.g, qw.scale_type) : 0.0f;
+          s_hi[u] = block_ok ? scale_at(gps[u], true, w.g, qw.scale_type) : 0.0f;
+        }
+        const bool block_ends_group = bpg > 0 && (j + 1) % bpg == 0;
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const int gu = kGpb == 1 ? 0 : u;  // compile-time index
+          const int k = j * 128 + 32 * u + 8 * w.q;
+          const bool ok = block_ok && k < kk;
+          uint32_t words_lo[kVecs == 1 ? 1 : 2], words_hi[kVecs == 1 ? 1 : 2];
+          if constexpr (kBits == 4) {
+            words_lo[0] = u == 0 ? lo[0].x : u == 1 ? lo[0].y : u == 2 ? lo[0].z : lo[0].w;
+            words_hi[0] = u == 0 ? hi[0].x : u == 1 ? hi[0].y : u == 2 ? hi[0].z : hi[0].w;
+          } else {
+            const uint4& vl = lo[u >> 1];
+            const uint4& vh = hi[u >> 1];
+            words_lo[0] = (u & 1) ? vl.z : vl.x;
+            words_lo[1] = (u & 1) ? vl.w : vl.y;
+            words_hi[0] = (u & 1) ? vh.z : vh.x;
+            words_hi[1] = (u & 1) ? vh.w : vh.y;
+          }
+          uint32_t a_lo[4], a_hi[4];
+          dequant_step<T, kBits>(words_lo, z_lo[gu], a_lo);
+          dequant_step<T, kBits>(words_hi, z_hi[gu], a_hi);
+#pragma unroll
+          for (int nt = 0; nt < kNTiles; ++nt) {
+            const uint4 x = ok && x_valid[nt] ? load_act(reinterpret_cast<const uint4*>(x_row[nt] + k)) : make_uint4(0, 0, 0, 0);
+            mma_16816<T>(part[nt], a_lo[0], a_hi[0], a_lo[1], a_hi[1], x.x, x.y);
+            mma_16816<T>(part[nt], a_lo[2], a_hi[2], a_lo[3], a_hi[3], x.z, x.w);
+          }
+          // Step u ends its group, or the slice: scale the group's sums into the result.
+          const bool last = u == 3 && j + 1 >= b_end;
+          const bool group_end = kGpb == 4 ? (u & (spg - 1)) == spg - 1 : u == 3 && block_ends_group;
+          if (group_end || last) {
+#pragma unroll
+            for (int nt = 0; nt < kNTiles; ++nt) {
+              acc[nt][0] += s_lo[gu] * part[nt][0];
+              acc[nt][1] += s_lo[gu] * part[nt][1];
+              acc[nt][2] += s_hi[gu] * part[nt][2];
+              acc[nt][3] += s_hi[gu] * part[nt][3];
+#pragma unroll
+              for (int r = 0; r < 4; ++r) part[nt][r] = 0.0f;
+            }
+          }
+        }
+      }
+    }
+    cp_async_wait<0>();
+    gemv::finish_pass<T, kSplitK, kNTiles, kGateUp>(p, w, c0, acc, s_partial);
+  }
+}
+
+template <auto kKernel>
+cudaError_t launch_ring(size_t smem, const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+  // Above the default 48 KiB of dynamic shared memory a kernel must opt in (once per kernel).
+  static const cudaError_t opt_in =
+      cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (opt_in != cudaSuccess) return opt_in;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = gemv::grid_for(p);
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kKernel, p, w);
+}
+
+template <typename T, int kBits, int kGpb, int kNTiles, bool kGateUp>
+cudaError_t launch_tiles(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+  const size_t smem = StageLayout<T, kBits, kGpb>::kCtaBytes;
+  switch (p.split_k) {
+    case 1: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, kNTiles, kGateUp>>(smem, p, w, stream);
+    case 2: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 2, kNTiles, kGateUp>>(smem, p, w, stream);
+    case 4: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 4, kNTiles, kGateUp>>(smem, p, w, stream);
+    case 8: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 8, kNTiles, kGateUp>>(smem, p, w, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+template <typename T, int kBits, int kGpb>
+cudaError_t launch_groups(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+  if (p.n_tiles == 1) {
+    return p.gate_up ? launch_tiles<T, kBits, kGpb, 1, true>(p, w, stream) : launch_tiles<T, kBits, kGpb, 1, false>(p, w, stream);
+  }
+  if (p.n_tiles == 4) {
+    return p.gate_up ? launch_tiles<T, kBits, kGpb, 4, true>(p, w, stream) : launch_tiles<T, kBits, kGpb, 4, false>(p, w, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <typename T, int kBits>
+cudaError_t launch_bits(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+  const bool block_groups = w.groups == 1 || w.group_size % 128 == 0;
+  return block_groups ? launch_groups<T, kBits, 1>(p, w, stream) : launch_groups<T, kBits, 4>(p, w, stream);
+}
+
+}  // namespace
+
+cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+  if (p.k % kVec != 0 || p.k >= (int64_t{1} << 30) || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535) {
+    return cudaErrorInvalidValue;
+  }
+  const bool groups_ok = w.groups == 1 || w.group_size == 32 || w.group_size == 64 || w.group_size % 128 == 0;
+  if (w.g_idx != nullptr || !groups_ok || w.group_size <= 0 || (w.bits != 4 && w.bits != 8)) return cudaErrorInvalidValue;
+  if (p.elem == ElemType::kBF16) {
+    return w.bits == 4 ? launch_bits<__nv_bfloat16, 4>(p, w, stream) : launch_bits<__nv_bfloat16, 8>(p, w, stream);
+  }
+  return w.bits == 4 ? launch_bits<__half, 4>(p, w, stream) : launch_bits<__half, 8>(p, w, stream);
+}
+
+}  // namespace fusedmoe::kernels
