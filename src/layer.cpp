@@ -205,22 +205,10 @@ kernels::QuantWeightsView quant_view(const PreparedWeights& w, Projection which)
 Status gpu_prepare_quant(const ProblemShape& shape, const MoeWeights& ck, void* storage, cudaStream_t stream,
                          PreparedWeights* out) {
   const QuantParams& q = ck.quant;
-  char* base = static_cast<char*>(storage);
-  auto take = [&](int64_t bytes) -> void* {
-    if (bytes == 0) return nullptr;
-    void* at = base;
-    base += (bytes + 255) / 256 * 256;
-    return at;
-  };
+  prepared_quant_pointers(shape, q, storage, &out->w13, &out->w2);
   for (Projection which : {Projection::kW13, Projection::kW2}) {
     const ProjectionWeights& src = which == Projection::kW13 ? ck.w13 : ck.w2;
-    ProjectionWeights& dst = which == Projection::kW13 ? out->w13 : out->w2;
-    const PreparedQuantSizes sizes = prepared_quant_sizes(shape, q, which);
-    dst = ProjectionWeights();
-    dst.weight = take(sizes.codes);
-    dst.scales = take(sizes.scales);
-    dst.zeros = take(sizes.zeros);
-    dst.g_idx = static_cast<const int32_t*>(take(sizes.g_idx));
+    const ProjectionWeights& dst = which == Projection::kW13 ? out->w13 : out->w2;
     kernels::QuantRepackParams rp;
     rp.source = q.format == WeightFormat::kGPTQ ? kernels::QuantSource::kGPTQ
                 : q.format == WeightFormat::kAWQ ? kernels::QuantSource::kAWQ

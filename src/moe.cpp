@@ -141,6 +141,32 @@ Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeig
 #endif
 }
 
+Status bind_prepared_weights(const ProblemShape& shape, DType act_dtype, const QuantParams& quant, const void* storage,
+                             size_t storage_bytes, PreparedWeights* out) {
+  if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
+  FUSEDMOE_RETURN_IF_ERROR(validate_shape(shape));
+  FUSEDMOE_RETURN_IF_ERROR(validate_quant(shape, act_dtype, quant));
+  if (!is_integer_format(quant.format)) {
+    return invalid_argument("quant.format", "gptq, awq or moe_wna16 (the formats with prepared storage)",
+                            to_string(quant.format));
+  }
+  const size_t needed = static_cast<size_t>(prepared_quant_sizes(shape, quant, Projection::kW13).total() +
+                                            prepared_quant_sizes(shape, quant, Projection::kW2).total());
+  if (storage == nullptr) return invalid_argument("storage", "prepared storage of " + str(needed) + " bytes", "nullptr");
+  if (reinterpret_cast<uintptr_t>(storage) % 256 != 0) {
+    return invalid_argument("storage", "a 256-byte aligned pointer (as prepare_weights wrote it)", "address " + str(storage));
+  }
+  if (storage_bytes < needed) {
+    return invalid_argument("storage_bytes", ">= " + str(needed) + " (prepared_weights_size())", str(storage_bytes));
+  }
+  out->shape = shape;
+  out->act_dtype = act_dtype;
+  out->quant = quant;
+  out->gate_up_interleaved = false;
+  prepared_quant_pointers(shape, quant, storage, &out->w13, &out->w2);
+  return Status();
+}
+
 Status route_topk(const ProblemShape& shape, const RoutingConfig& routing, DType logits_dtype, const void* logits,
                   int32_t* topk_ids, float* topk_weights, cudaStream_t stream) {
   FUSEDMOE_RETURN_IF_ERROR(validate_shape(shape));

@@ -98,6 +98,26 @@ PreparedQuantSizes prepared_quant_sizes(const ProblemShape& s, const QuantParams
   return out;
 }
 
+void prepared_quant_pointers(const ProblemShape& shape, const QuantParams& quant, const void* storage,
+                             ProjectionWeights* w13, ProjectionWeights* w2) {
+  const char* base = static_cast<const char*>(storage);
+  auto take = [&](int64_t bytes) -> const void* {
+    if (bytes == 0) return nullptr;
+    const void* at = base;
+    base += round_up(bytes, 256);
+    return at;
+  };
+  for (Projection which : {Projection::kW13, Projection::kW2}) {
+    ProjectionWeights& w = which == Projection::kW13 ? *w13 : *w2;
+    const PreparedQuantSizes sizes = prepared_quant_sizes(shape, quant, which);
+    w = ProjectionWeights();
+    w.weight = take(sizes.codes);
+    w.scales = take(sizes.scales);
+    w.zeros = take(sizes.zeros);
+    w.g_idx = static_cast<const int32_t*>(take(sizes.g_idx));
+  }
+}
+
 int32_t dequant_chunk_experts(const ProblemShape& s, DType act_dtype) {
   const int64_t per_expert = 2 * s.inter * s.hidden * dtype_size(act_dtype);
   const int64_t fit = per_expert > 0 ? kDequantScratchBytes / per_expert : s.num_experts;

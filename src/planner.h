@@ -63,6 +63,10 @@ struct PreparedQuantSizes {
   int64_t total() const;  ///< each part rounded up to 256 bytes
 };
 PreparedQuantSizes prepared_quant_sizes(const ProblemShape& shape, const QuantParams& quant, Projection which);
+/// The prepared integer layout's tensors inside `storage`: w13's codes, scales, zeros, g_idx,
+/// then w2's, each at a 256-byte boundary (absent parts stay nullptr).
+void prepared_quant_pointers(const ProblemShape& shape, const QuantParams& quant, const void* storage,
+                             ProjectionWeights* w13, ProjectionWeights* w2);
 
 /// Experts whose dequantized weights the grouped path holds at once (at least one): as many
 /// as fit kDequantScratchBytes at the larger projection (2I x H) in the activation dtype.

@@ -57,6 +57,12 @@ Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeig
                        void* storage, size_t storage_bytes, cudaStream_t stream,
                        PreparedWeights* out);
 
+/// Describes storage that prepare_weights() already filled for these checkpoint parameters
+/// (kept elsewhere, e.g. as one framework tensor): fills `out`'s pointers into `storage`, no
+/// device work. Integer formats only (dense weights have no prepared storage).
+Status bind_prepared_weights(const ProblemShape& shape, DType act_dtype, const QuantParams& quant,
+                             const void* storage, size_t storage_bytes, PreparedWeights* out);
+
 /// Routes m tokens on the GPU, as run() does when given router logits: logits [m, global
 /// experts] (fp32, bf16 or fp16) -> topk_ids [m, topk] int32 and topk_weights [m, topk] fp32,
 /// all device memory, enqueued on `stream`. Scores in fp32; ties go to the lower index.

@@ -30,3 +30,9 @@ def _route_topk_fake(router_logits, topk, renormalize, scoring_func, num_expert_
     m = router_logits.shape[0]
     return (router_logits.new_empty((m, topk), dtype=torch.float32),
             router_logits.new_empty((m, topk), dtype=torch.int32))
+
+
+@torch.library.register_fake("fusedmoe::fused_experts_quant")
+def _fused_experts_quant_fake(hidden_states, storage, quant, topk_weights, topk_ids, activation,
+                              apply_router_weight_on_input, expert_map, path):
+    return torch.empty_like(hidden_states)

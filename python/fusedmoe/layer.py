@@ -1,7 +1,7 @@
 """The Python API: vLLM-compatible ``fused_experts`` / ``fused_moe``, ``prepare_weights`` and
 the ``FusedMoE`` module."""
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 
@@ -9,25 +9,81 @@ from . import _ops  # noqa: F401  (registers torch.ops.fusedmoe)
 
 
 
-def _check_quant_config(quant_config):
-    if quant_config is not None:
-        raise NotImplementedError(
-            "fusedmoe: quant_config: expected None (bf16/fp16 weights; the FP8 and int4/int8 GPU kernels are not "
-            f"built yet), got {quant_config!r}")
+_FORMATS = {"gptq": 4, "awq": 5, "moe_wna16": 6}  # fusedmoe::WeightFormat
+_SCALE_DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2}  # fusedmoe::DType
+_ACT_DTYPES = {torch.bfloat16: 0, torch.float16: 1}
 
 
 @dataclass
 class PreparedWeights:
-    """Expert weights in the layout the kernels read (for bf16/fp16: the checkpoint's own)."""
-    w1: torch.Tensor  # [E, 2I, H]
-    w2: torch.Tensor  # [E, H, I]
+    """Expert weights in the layout the kernels read. Dense bf16/fp16: ``w1``/``w2`` are the
+    checkpoint's own tensors. Integer (GPTQ/AWQ/moe_wna16): ``storage`` holds the prepared
+    layout and ``quant`` its description (see ``prepare_weights``)."""
+    w1: Optional[torch.Tensor]  # [E, 2I, H]
+    w2: Optional[torch.Tensor]  # [E, H, I]
+    storage: Optional[torch.Tensor] = None
+    quant: Optional[List[int]] = None
 
 
-def prepare_weights(w1: torch.Tensor, w2: torch.Tensor, quant_config=None) -> PreparedWeights:
-    """Converts checkpoint weights once, at load time. Dense bf16/fp16 weights are read as they
-    are: the result holds contiguous views of them."""
-    _check_quant_config(quant_config)
-    return PreparedWeights(w1.contiguous(), w2.contiguous())
+def _quant_list(w1: torch.Tensor, w2: torch.Tensor, qc: dict, act_dtype: torch.dtype) -> List[int]:
+    """The ops' description of integer weights: format, bits, group_size, has_zeros, has_g_idx,
+    scale dtype, gptq_zeros_minus_one, E, H, I, activation dtype. H and I come from w1's shape
+    as the format stores it (docs/FORMATS.md)."""
+    fmt = qc.get("format")
+    if fmt not in _FORMATS:
+        raise ValueError(f"fusedmoe: quant_config['format']: expected one of {sorted(_FORMATS)}, got {fmt!r}")
+    bits = int(qc.get("bits", 4))
+    if w1.dim() != 3:
+        raise ValueError(f"fusedmoe: w1: expected 3 dimensions (packed {fmt} qweight), got shape {tuple(w1.shape)}")
+    e = w1.shape[0]
+    if fmt == "gptq":  # qweight [E, H / (32 / bits), 2I] int32
+        hidden, n = w1.shape[1] * (32 // bits), w1.shape[2]
+    elif fmt == "awq":  # qweight [E, H, 2I / 8] int32
+        hidden, n = w1.shape[1], w1.shape[2] * 8
+    else:  # moe_wna16: qweight [E, 2I, H / (8 / bits)] uint8
+        hidden, n = w1.shape[2] * (8 // bits), w1.shape[1]
+    scales = qc.get("w1_scales")
+    if scales is None or scales.dtype not in _SCALE_DTYPES:
+        raise ValueError("fusedmoe: quant_config['w1_scales']: expected a float16, bfloat16 or float32 tensor, got "
+                         f"{None if scales is None else scales.dtype}")
+    if act_dtype not in _ACT_DTYPES:
+        raise ValueError(f"fusedmoe: act_dtype: expected torch.bfloat16 or torch.float16, got {act_dtype}")
+    return [_FORMATS[fmt], bits, int(qc.get("group_size", 128)), int(qc.get("w1_zeros") is not None),
+            int(qc.get("w1_g_idx") is not None), _SCALE_DTYPES[scales.dtype],
+            int(qc.get("gptq_zeros_minus_one", True)), e, hidden, n // 2, _ACT_DTYPES[act_dtype]]
+
+
+def prepare_weights(w1: torch.Tensor, w2: torch.Tensor, quant_config: Optional[dict] = None,
+                    act_dtype: torch.dtype = torch.bfloat16) -> PreparedWeights:
+    """Converts checkpoint weights once, at load time. Dense bf16/fp16 weights (quant_config
+    None) are read as they are: the result holds contiguous views of them.
+
+    Weight-only int4/int8: ``w1``/``w2`` are the packed ``qweight`` tensors of the checkpoint and
+    ``quant_config`` a dict with ``format`` ("gptq", "awq" or "moe_wna16"), ``bits`` (4 or 8),
+    ``group_size`` (-1: per channel), ``w1_scales``/``w2_scales``, optional ``w1_zeros``/``w2_zeros``
+    (``qzeros``), ``w1_g_idx``/``w2_g_idx`` (GPTQ act-order) and ``gptq_zeros_minus_one`` (True for
+    classic GPTQ checkpoints, False for gptq_v2), in the layouts of docs/FORMATS.md; ``act_dtype``
+    is the dtype of the hidden states the layer will see."""
+    if quant_config is None:
+        return PreparedWeights(w1.contiguous(), w2.contiguous())
+    quant = _quant_list(w1, w2, quant_config, act_dtype)
+
+    def opt(name):
+        t = quant_config.get(name)
+        return None if t is None else t.contiguous()
+
+    storage = torch.ops.fusedmoe.prepare_quant(w1.contiguous(), opt("w1_scales"), opt("w1_zeros"), opt("w1_g_idx"),
+                                               w2.contiguous(), opt("w2_scales"), opt("w2_zeros"), opt("w2_g_idx"),
+                                               quant)
+    return PreparedWeights(None, None, storage, quant)
+
+
+def _prepared(w1, w2, quant_config, prepared, act_dtype) -> PreparedWeights:
+    if prepared is not None:
+        return prepared
+    if quant_config is not None:
+        return prepare_weights(w1, w2, quant_config, act_dtype)  # once per call: prefer prepare_weights
+    return PreparedWeights(w1, w2)
 
 
 def _ids_weights(topk_weights: torch.Tensor, topk_ids: torch.Tensor):
@@ -40,8 +96,9 @@ def _ids_weights(topk_weights: torch.Tensor, topk_ids: torch.Tensor):
 
 def fused_experts(hidden_states: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, topk_weights: torch.Tensor,
                   topk_ids: torch.Tensor, *, activation: str = "silu", apply_router_weight_on_input: bool = False,
-                  expert_map: Optional[torch.Tensor] = None, quant_config=None, inplace: bool = False,
-                  path: str = "auto") -> torch.Tensor:
+                  expert_map: Optional[torch.Tensor] = None, quant_config: Optional[dict] = None,
+                  inplace: bool = False, path: str = "auto",
+                  prepared: Optional[PreparedWeights] = None) -> torch.Tensor:
     """The expert computation of an MoE layer (vLLM's ``fused_experts`` arguments):
     out[t] = sum_k topk_weights[t, k] * w2[e] . act(w1[e] gate . x[t]) * (w1[e] up . x[t]), e = topk_ids[t, k].
 
@@ -49,10 +106,14 @@ def fused_experts(hidden_states: torch.Tensor, w1: torch.Tensor, w2: torch.Tenso
     dtype, used as float32); topk_ids [M, topk] (int32 or int64); expert_map [global E] int32 with
     -1 for experts on other GPUs. ``path`` forces a kernel path (auto, small_m, grouped_gemm).
     """
-    _check_quant_config(quant_config)
+    pw = _prepared(w1, w2, quant_config, prepared, hidden_states.dtype)
     weights, ids = _ids_weights(topk_weights, topk_ids)
-    out = torch.ops.fusedmoe.fused_experts(hidden_states.contiguous(), w1, w2, weights, ids, activation,
-                                           apply_router_weight_on_input, expert_map, path)
+    if pw.storage is not None:
+        out = torch.ops.fusedmoe.fused_experts_quant(hidden_states.contiguous(), pw.storage, pw.quant, weights, ids,
+                                                     activation, apply_router_weight_on_input, expert_map, path)
+    else:
+        out = torch.ops.fusedmoe.fused_experts(hidden_states.contiguous(), pw.w1, pw.w2, weights, ids, activation,
+                                               apply_router_weight_on_input, expert_map, path)
     if inplace:
         hidden_states.copy_(out)
         return hidden_states
@@ -74,17 +135,24 @@ def fused_moe(hidden_states: torch.Tensor, router_logits: torch.Tensor, w1: torc
               num_expert_group: Optional[int] = None, topk_group: Optional[int] = None, scoring_func: str = "softmax",
               e_score_correction_bias: Optional[torch.Tensor] = None, routed_scaling_factor: float = 1.0,
               activation: str = "silu", apply_router_weight_on_input: bool = False,
-              expert_map: Optional[torch.Tensor] = None, quant_config=None, path: str = "auto") -> torch.Tensor:
+              expert_map: Optional[torch.Tensor] = None, quant_config: Optional[dict] = None, path: str = "auto",
+              prepared: Optional[PreparedWeights] = None) -> torch.Tensor:
     """Routing (softmax/sigmoid top-k, DeepSeek grouped top-k with bias and scaling) and the
-    experts in one call, vLLM's ``fused_moe`` arguments."""
-    _check_quant_config(quant_config)
+    experts in one call, vLLM's ``fused_moe`` arguments. Integer weights: ``quant_config`` as in
+    ``prepare_weights``, or ``prepared`` (then w1/w2 are not read)."""
     if use_grouped_topk and (not num_expert_group or not topk_group):
         raise ValueError("fusedmoe: use_grouped_topk: expected num_expert_group and topk_group > 0, got "
                          f"{num_expert_group} and {topk_group}")
     n_group = num_expert_group if use_grouped_topk else 0
     t_group = topk_group if use_grouped_topk else 0
     bias = None if e_score_correction_bias is None else e_score_correction_bias.float().contiguous()
-    return torch.ops.fusedmoe.fused_moe(hidden_states.contiguous(), router_logits.contiguous(), w1, w2, topk,
+    pw = _prepared(w1, w2, quant_config, prepared, hidden_states.dtype)
+    if pw.storage is not None:  # routing, then the integer layer
+        weights, ids = torch.ops.fusedmoe.route_topk(router_logits.contiguous(), topk, renormalize, scoring_func,
+                                                     n_group or 0, t_group or 0, bias, float(routed_scaling_factor))
+        return torch.ops.fusedmoe.fused_experts_quant(hidden_states.contiguous(), pw.storage, pw.quant, weights, ids,
+                                                      activation, apply_router_weight_on_input, expert_map, path)
+    return torch.ops.fusedmoe.fused_moe(hidden_states.contiguous(), router_logits.contiguous(), pw.w1, pw.w2, topk,
                                         renormalize, scoring_func, n_group, t_group, bias,
                                         float(routed_scaling_factor), activation, apply_router_weight_on_input,
                                         expert_map, path)

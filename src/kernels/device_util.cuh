@@ -69,10 +69,12 @@ __device__ __forceinline__ void wait_for_predecessor() { asm volatile("griddepco
 __device__ __forceinline__ void allow_successor() { asm volatile("griddepcontrol.launch_dependents;" :::); }
 
 template <typename Kernel, typename... Args>
-cudaError_t launch_with_pdl(Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
+cudaError_t launch_with_pdl_smem(Kernel kernel, dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream,
+                                 Args... args) {
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = block;
+  config.dynamicSmemBytes = dynamic_smem;
   config.stream = stream;
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -80,6 +82,11 @@ cudaError_t launch_with_pdl(Kernel kernel, dim3 grid, dim3 block, cudaStream_t s
   config.attrs = attribute;
   config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
+template <typename Kernel, typename... Args>
+cudaError_t launch_with_pdl(Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
+  return launch_with_pdl_smem(kernel, grid, block, 0, stream, args...);
 }
 
 }  // namespace fusedmoe::kernels

@@ -50,20 +50,14 @@ struct IntMagic<__half> {
   static constexpr uint32_t kHalf = 0x6400;  // 1024.0
 };
 
-__device__ __forceinline__ uint32_t sub2(uint32_t a, uint32_t b, __nv_bfloat16*) {
-  __nv_bfloat162 x, y;
+// a - b on two packed 16-bit values of type T.
+template <typename T>
+__device__ __forceinline__ uint32_t sub2(uint32_t a, uint32_t b) {
+  using T2 = std::conditional_t<std::is_same<T, __half>::value, __half2, __nv_bfloat162>;
+  T2 x, y;
   memcpy(&x, &a, 4);
   memcpy(&y, &b, 4);
-  const __nv_bfloat162 r = __hsub2(x, y);
-  uint32_t out;
-  memcpy(&out, &r, 4);
-  return out;
-}
-__device__ __forceinline__ uint32_t sub2(uint32_t a, uint32_t b, __half*) {
-  __half2 x, y;
-  memcpy(&x, &a, 4);
-  memcpy(&y, &b, 4);
-  const __half2 r = __hsub2(x, y);
+  const T2 r = __hsub2(x, y);
   uint32_t out;
   memcpy(&out, &r, 4);
   return out;
@@ -83,12 +77,12 @@ __device__ __forceinline__ void dequant_step(const uint32_t (&words)[kBits / 4],
   if constexpr (kBits == 4) {
     const uint32_t magic = IntMagic<T>::kHalf | (IntMagic<T>::kHalf << 16);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) r[i] = sub2(((words[0] >> (4 * i)) & 0x000F000Fu) | magic, zop, static_cast<T*>(nullptr));
+    for (int i = 0; i < 4; ++i) r[i] = sub2<T>(((words[0] >> (4 * i)) & 0x000F000Fu) | magic, zop);
   } else if constexpr (std::is_same<T, __half>::value) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const uint32_t v = __byte_perm(words[i >> 1], 0x64646464u, (i & 1) ? 0x4342 : 0x4140);
-      r[i] = sub2(v, zop, static_cast<T*>(nullptr));
+      r[i] = sub2<T>(v, zop);
     }
   } else {
     const float z = __uint_as_float(zop);
@@ -281,7 +275,7 @@ __global__ void __launch_bounds__(kThreads, 2) wna16_gemv_kernel(GroupedGemvPara
           s_lo[u] = block_ok ? scale_at(gps[u], false, w.g, qw.scale_type) : 0.0f;
           s_hi[u] = block_ok ? scale_at(gps[u], true, w.g, qw.scale_type) : 0.0f;
         }
-        const bool block_ends_group = bpg > 0 && (j + 1) % bpg == 0;
+        const bool block_ends_group = bpg > 0 && (j + 1) % (bpg > 0 ? bpg : 1) == 0;
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
           const int gu = kGpb == 1 ? 0 : u;  // compile-time index
@@ -336,17 +330,7 @@ cudaError_t launch_ring(size_t smem, const GroupedGemvParams& p, const QuantWeig
   static const cudaError_t opt_in =
       cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (opt_in != cudaSuccess) return opt_in;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = gemv::grid_for(p);
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, kKernel, p, w);
+  return launch_with_pdl_smem(kKernel, gemv::grid_for(p), dim3(kThreads), smem, stream, p, w);
 }
 
 template <typename T, int kBits, int kGpb, int kNTiles, bool kGateUp>

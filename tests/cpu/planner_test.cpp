@@ -1,6 +1,9 @@
 // Workspace layout: sizes from host-known bounds, alignment, 64-bit products.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "planner.h"
 #include "cpu/test_util.h"
 
@@ -163,6 +166,40 @@ TEST(Planner, PreparedIntegerLayoutSizes) {
   EXPECT_EQ(w2.zeros, 4 * 11 * 2880 * 2);  // uint16 zeros for int8
   EXPECT_EQ(w2.g_idx, 0);
   EXPECT_EQ(w2.total() % 256, 0);
+}
+
+TEST(Planner, BindPreparedWeightsPointsIntoStorage) {
+  QuantParams q;
+  q.format = WeightFormat::kGPTQ;
+  q.bits = 4;
+  q.group_size = 128;
+  q.has_zeros = true;
+  const ProblemShape s = make_shape(1, 1024, 512, 4, 2);
+  const PreparedQuantSizes w13 = prepared_quant_sizes(s, q, Projection::kW13);
+  const PreparedQuantSizes w2 = prepared_quant_sizes(s, q, Projection::kW2);
+  const size_t bytes = static_cast<size_t>(w13.total() + w2.total());
+  size_t want = 0;
+  MoeWeights ck;
+  ck.quant = q;
+  static int32_t dummy[4];
+  ck.w13.weight = ck.w13.scales = ck.w13.zeros = ck.w2.weight = ck.w2.scales = ck.w2.zeros = dummy;
+  ASSERT_TRUE(prepared_weights_size(s, DType::kBF16, ck, &want).code() == StatusCode::kNotImplemented ||
+              want == bytes);  // CPU-only builds have no kernel family to size for
+  std::vector<unsigned char> buffer(bytes + 256);
+  unsigned char* storage = buffer.data() + (256 - reinterpret_cast<uintptr_t>(buffer.data()) % 256) % 256;
+  PreparedWeights w;
+  ASSERT_TRUE(bind_prepared_weights(s, DType::kBF16, q, storage, bytes, &w).ok());
+  const char* base = reinterpret_cast<const char*>(storage);
+  EXPECT_EQ(static_cast<const char*>(w.w13.weight), base);
+  EXPECT_EQ(static_cast<const char*>(w.w13.scales), base + w13.codes);  // 4 x 1024 x 1024 codes: a multiple of 256
+  EXPECT_EQ(static_cast<const char*>(w.w2.weight), base + w13.total());
+  EXPECT_EQ(w.w13.g_idx, nullptr);
+  EXPECT_EQ(w.quant.format, WeightFormat::kGPTQ);
+  EXPECT_EQ(bind_prepared_weights(s, DType::kBF16, q, storage, bytes - 1, &w).message(),
+            "storage_bytes: expected >= " + std::to_string(bytes) + " (prepared_weights_size()), got " +
+                std::to_string(bytes - 1));
+  EXPECT_EQ(bind_prepared_weights(s, DType::kBF16, q, storage + 16, bytes, &w).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bind_prepared_weights(s, DType::kBF16, QuantParams(), storage, bytes, &w).code(), StatusCode::kInvalidArgument);
 }
 
 TEST(Planner, DequantScratchOnTheIntegerGroupedPath) {

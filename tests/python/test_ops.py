@@ -134,7 +134,7 @@ def test_bad_arguments_name_the_argument():
         fusedmoe.fused_experts(x, w1, w2, w, ids, activation="relu")
     with pytest.raises(RuntimeError, match="path: expected auto, small_m or grouped_gemm, got 'fast'"):
         fusedmoe.fused_experts(x, w1, w2, w, ids, path="fast")
-    with pytest.raises(NotImplementedError, match="quant_config"):
+    with pytest.raises(ValueError, match=r"quant_config\['format'\]: expected one of \['awq', 'gptq', 'moe_wna16'\]"):
         fusedmoe.fused_experts(x, w1, w2, w, ids, quant_config={"fp8": True})
     with pytest.raises(RuntimeError, match="expected a tensor on cuda:0, got cpu"):
         fusedmoe.fused_experts(x, w1.cpu(), w2, w, ids)
