@@ -38,6 +38,44 @@ void put_scales(ByteBuffer* buf, DType dtype, int64_t e, const std::vector<doubl
   for (size_t i = 0; i < values.size(); ++i) store_from_double(buf->data(), dtype, base + static_cast<int64_t>(i), values[i]);
 }
 
+// Packs one expert's codes [k][n], zeros [g][n] and scales [g][n] (as GPTQ/AWQ see them)
+// into the format's tensors of `ck` (moe_wna16 transposes to its [n][..] layouts).
+void put_integer_expert(Checkpoint* ck, const std::string& p, const QuantParams& q, int64_t e, int64_t n, int64_t k,
+                        const std::vector<uint32_t>& codes, const std::vector<uint32_t>& zeros,
+                        const std::vector<double>& s) {
+  const int bits = q.bits;
+  const int64_t g = quant_groups(q, k);
+  ByteBuffer* weight = ck->find(p + ".weight");
+  ByteBuffer* scales = ck->find(p + ".scales");
+  if (q.format == WeightFormat::kMoeWNA16) {
+    std::vector<uint32_t> t(codes.size()), zt(zeros.size());
+    std::vector<double> st(s.size());
+    for (int64_t r = 0; r < k; ++r) for (int64_t c = 0; c < n; ++c) t[c * k + r] = codes[r * n + c];
+    for (int64_t r = 0; r < g; ++r) for (int64_t c = 0; c < n; ++c) { zt[c * g + r] = zeros[r * n + c]; st[c * g + r] = s[r * n + c]; }
+    put_expert(weight, e, pack_wna16_qweight(t, n, k, bits));
+    put_scales(scales, q.scale_dtype, e, st);
+    if (q.has_zeros) put_expert(ck->find(p + ".zeros"), e, pack_wna16_qzeros(zt, n, g, bits));
+    return;
+  }
+  put_scales(scales, q.scale_dtype, e, s);
+  if (q.format == WeightFormat::kAWQ) {
+    put_expert(weight, e, pack_awq(codes, k, n));
+    if (q.has_zeros) put_expert(ck->find(p + ".zeros"), e, pack_awq(zeros, g, n));
+    return;
+  }
+  put_expert(weight, e, pack_gptq_qweight(codes, k, n, bits));
+  if (q.has_zeros) put_expert(ck->find(p + ".zeros"), e, pack_gptq_qzeros(zeros, g, n, bits, q.gptq_zeros_minus_one));
+}
+
+// Act-order groups: channel perm[i] (i-th in the order) belongs to group i / group_len.
+std::vector<int32_t> g_idx_from_order(const std::vector<int32_t>& perm, const QuantParams& q) {
+  const int64_t k = static_cast<int64_t>(perm.size());
+  const int64_t group_len = q.group_size == -1 ? k : q.group_size;
+  std::vector<int32_t> g_idx(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) g_idx[perm[i]] = static_cast<int32_t>(i / group_len);
+  return g_idx;
+}
+
 // One projection of one expert.
 void fill_projection(Checkpoint* ck, const std::string& p, const QuantParams& q, DType act, int64_t e,
                      int64_t n, int64_t k, uint64_t seed) {
@@ -99,33 +137,13 @@ void fill_projection(Checkpoint* ck, const std::string& p, const QuantParams& q,
       const double base = inv_sqrt_k * std::sqrt(12.0) / levels;
       std::vector<double> s(static_cast<size_t>(g * n));
       for (double& v : s) v = base * std::exp2(rng.uniform(-2.0, 2.0));
-      if (q.format == WeightFormat::kMoeWNA16) {
-        std::vector<uint32_t> t(codes.size()), zt(zeros.size());
-        std::vector<double> st(s.size());
-        for (int64_t r = 0; r < k; ++r) for (int64_t c = 0; c < n; ++c) t[c * k + r] = codes[r * n + c];
-        for (int64_t r = 0; r < g; ++r) for (int64_t c = 0; c < n; ++c) { zt[c * g + r] = zeros[r * n + c]; st[c * g + r] = s[r * n + c]; }
-        put_expert(weight, e, pack_wna16_qweight(t, n, k, bits));
-        put_scales(scales, q.scale_dtype, e, st);
-        if (q.has_zeros) put_expert(ck->find(p + ".zeros"), e, pack_wna16_qzeros(zt, n, g, bits));
-        return;
-      }
-      put_scales(scales, q.scale_dtype, e, s);
-      if (q.format == WeightFormat::kAWQ) {
-        put_expert(weight, e, pack_awq(codes, k, n));
-        if (q.has_zeros) put_expert(ck->find(p + ".zeros"), e, pack_awq(zeros, g, n));
-        return;
-      }
-      put_expert(weight, e, pack_gptq_qweight(codes, k, n, bits));
-      if (q.has_zeros) put_expert(ck->find(p + ".zeros"), e, pack_gptq_qzeros(zeros, g, n, bits, q.gptq_zeros_minus_one));
+      put_integer_expert(ck, p, q, e, n, k, codes, zeros, s);
       if (q.has_g_idx) {
         // Act-order: channels sorted by a random "importance" fill the groups in turn.
         std::vector<int32_t> perm(static_cast<size_t>(k));
         std::iota(perm.begin(), perm.end(), 0);
         for (int64_t i = k - 1; i > 0; --i) std::swap(perm[i], perm[rng.below(static_cast<uint64_t>(i + 1))]);
-        const int64_t group_len = q.group_size == -1 ? k : q.group_size;
-        std::vector<int32_t> g_idx(static_cast<size_t>(k));
-        for (int64_t i = 0; i < k; ++i) g_idx[perm[i]] = static_cast<int32_t>(i / group_len);
-        put_expert(ck->find(p + ".g_idx"), e, g_idx);
+        put_expert(ck->find(p + ".g_idx"), e, g_idx_from_order(perm, q));
       }
       return;
     }
@@ -172,6 +190,101 @@ Status make_random_checkpoint(const ProblemShape& shape, DType act_dtype, const 
     std::memcpy(out->find("w13.input_scale")->data(), &a13, sizeof a13);
     std::memcpy(out->find("w2.input_scale")->data(), &a2, sizeof a2);
   }
+  out->weights.quant = quant;
+  point_weights(out, Projection::kW13, &out->weights.w13);
+  point_weights(out, Projection::kW2, &out->weights.w2);
+  return Status();
+}
+
+namespace {
+
+// A value as its stored dtype holds it.
+double round_to(DType dtype, double v) {
+  uint64_t tmp = 0;
+  store_from_double(&tmp, dtype, 0, v);
+  return load_as_double(&tmp, dtype, 0);
+}
+
+// RTN quantization of one expert's projection (dense w [n][k] in `act`) into `ck`.
+void quantize_projection(const void* dense, DType act, const QuantParams& q, int64_t e, int64_t n, int64_t k,
+                         Checkpoint* ck, const std::string& p) {
+  const int64_t g = quant_groups(q, k);
+  const int64_t group_len = q.group_size == -1 ? k : q.group_size;
+  const uint32_t maxq = (1u << q.bits) - 1;
+  const uint32_t midpoint = 1u << (q.bits - 1);
+  // The classic GPTQ format stores zero - 1 and cannot hold a zero of 0.
+  const uint32_t min_zero = q.format == WeightFormat::kGPTQ && q.gptq_zeros_minus_one ? 1 : 0;
+  std::vector<double> w(static_cast<size_t>(n * k));
+  for (int64_t i = 0; i < n * k; ++i) w[i] = load_as_double(dense, act, e * n * k + i);
+  // Channel order: natural, or (act-order) by descending column norm.
+  std::vector<int32_t> perm(static_cast<size_t>(k));
+  std::iota(perm.begin(), perm.end(), 0);
+  if (q.has_g_idx) {
+    std::vector<double> norm(static_cast<size_t>(k), 0.0);
+    for (int64_t r = 0; r < n; ++r) for (int64_t c = 0; c < k; ++c) norm[c] += w[r * k + c] * w[r * k + c];
+    std::stable_sort(perm.begin(), perm.end(), [&](int32_t a, int32_t b) { return norm[a] > norm[b]; });
+  }
+  std::vector<uint32_t> codes(static_cast<size_t>(k * n)), zeros(static_cast<size_t>(g * n), midpoint);
+  std::vector<double> s(static_cast<size_t>(g * n));
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t gi = 0; gi < g; ++gi) {
+      double lo = 0.0, hi = 0.0;  // the range includes 0, as GPTQ's and AWQ's do
+      for (int64_t i = gi * group_len; i < (gi + 1) * group_len; ++i) {
+        lo = std::min(lo, w[r * k + perm[i]]);
+        hi = std::max(hi, w[r * k + perm[i]]);
+      }
+      double scale = 1.0;
+      uint32_t zero = midpoint;
+      if (q.has_zeros) {
+        if (hi > lo) scale = round_to(q.scale_dtype, (hi - lo) / maxq);
+        zero = static_cast<uint32_t>(std::clamp(std::nearbyint(-lo / scale), double(min_zero), double(maxq)));
+      } else {
+        const double amax = std::max(-lo, hi);
+        if (amax > 0.0) scale = round_to(q.scale_dtype, 2.0 * amax / maxq);
+      }
+      s[gi * n + r] = scale;
+      zeros[gi * n + r] = zero;
+      for (int64_t i = gi * group_len; i < (gi + 1) * group_len; ++i) {
+        const int64_t c = perm[i];
+        const double code = std::nearbyint(w[r * k + c] / scale) + zero;
+        codes[c * n + r] = static_cast<uint32_t>(std::clamp(code, 0.0, double(maxq)));
+      }
+    }
+  }
+  put_integer_expert(ck, p, q, e, n, k, codes, zeros, s);
+  if (q.has_g_idx) put_expert(ck->find(p + ".g_idx"), e, g_idx_from_order(perm, q));
+}
+
+}  // namespace
+
+Status quantize_checkpoint(const ProblemShape& shape, DType act_dtype, const Checkpoint& dense, const QuantParams& quant,
+                           Checkpoint* out) {
+  if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
+  if (quant.format != WeightFormat::kGPTQ && quant.format != WeightFormat::kAWQ && quant.format != WeightFormat::kMoeWNA16) {
+    return invalid_argument("quant.format", "gptq, awq or moe_wna16", to_string(quant.format));
+  }
+  if (dense.weights.quant.format != WeightFormat::kDense || dense.weights.w13.weight == nullptr ||
+      dense.weights.w2.weight == nullptr) {
+    return invalid_argument("dense", "a dense checkpoint", to_string(dense.weights.quant.format));
+  }
+  std::vector<TensorSpec> w13, w2;
+  FUSEDMOE_RETURN_IF_ERROR(describe_weight_tensors(shape, act_dtype, quant, Projection::kW13, &w13));
+  FUSEDMOE_RETURN_IF_ERROR(describe_weight_tensors(shape, act_dtype, quant, Projection::kW2, &w2));
+  out->specs = w13;
+  out->specs.insert(out->specs.end(), w2.begin(), w2.end());
+  out->data.assign(out->specs.size(), {});
+  for (size_t i = 0; i < out->specs.size(); ++i) out->data[i].assign(static_cast<size_t>(out->specs[i].bytes()), 0);
+  const Projection projections[2] = {Projection::kW13, Projection::kW2};
+#pragma omp parallel for collapse(2) schedule(dynamic)
+  for (int pi = 0; pi < 2; ++pi) {
+    for (int64_t e = 0; e < shape.num_experts; ++e) {
+      const Projection which = projections[pi];
+      const void* src = which == Projection::kW13 ? dense.weights.w13.weight : dense.weights.w2.weight;
+      quantize_projection(src, act_dtype, quant, e, projection_rows(shape, which), projection_cols(shape, which), out,
+                          to_string(which));
+    }
+  }
+  out->weights = MoeWeights();
   out->weights.quant = quant;
   point_weights(out, Projection::kW13, &out->weights.w13);
   point_weights(out, Projection::kW2, &out->weights.w2);

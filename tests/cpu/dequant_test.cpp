@@ -1,14 +1,18 @@
 // WeightView against the definition written out independently: the test draws integer
 // codes, zeros and scales, packs them with the (separately tested) packers, and expects
-// (code - zero) * scale computed from its own arrays, never from unpacked words.
+// (code - zero) * scale computed from its own arrays, never from unpacked words. And the
+// round trip dense -> quantize_checkpoint -> WeightView for every integer format.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "fusedmoe_ref/numeric.h"
 #include "fusedmoe_ref/packing.h"
 #include "fusedmoe_ref/random.h"
 #include "fusedmoe_ref/reference.h"
+#include "fusedmoe_ref/synthetic.h"
 #include "cpu/test_util.h"
 
 namespace fusedmoe::ref {
@@ -141,6 +145,80 @@ INSTANTIATE_TEST_SUITE_P(
                       IntCase{WeightFormat::kMoeWNA16, 4, 32, true, false, true, DType::kBF16},
                       IntCase{WeightFormat::kMoeWNA16, 4, 64, false, false, true, DType::kFP16},
                       IntCase{WeightFormat::kMoeWNA16, 8, 32, true, false, true, DType::kFP16}),
+    [](const ::testing::TestParamInfo<IntCase>& info) { return name_of(info.param); });
+
+// Round trip: dense bf16 weights quantized (RTN, as the checkpoint tools store them), read
+// back through WeightView: every weight within one quantization step of the original, and
+// the layer close to the dense layer.
+class QuantizeRoundTrip : public ::testing::TestWithParam<IntCase> {};
+
+TEST_P(QuantizeRoundTrip, WithinOneStepOfTheDenseWeights) {
+  const IntCase c = GetParam();
+  QuantParams q;
+  q.format = c.format;
+  q.bits = c.bits;
+  q.group_size = c.group;
+  q.has_zeros = c.zeros;
+  q.has_g_idx = c.g_idx;
+  q.gptq_zeros_minus_one = c.minus_one;
+  q.scale_dtype = c.scale_dtype;
+  const ProblemShape s = make_shape(5, 256, 128, 3, 2);
+  Checkpoint dense, quant;
+  ASSERT_TRUE(make_random_checkpoint(s, DType::kBF16, QuantParams(), 42, &dense).ok());
+  const Status st = quantize_checkpoint(s, DType::kBF16, dense, q, &quant);
+  ASSERT_TRUE(st.ok()) << st.message();
+  const double maxq = static_cast<double>((1 << c.bits) - 1);
+  for (Projection which : {Projection::kW13, Projection::kW2}) {
+    WeightView dv, qv;
+    ASSERT_TRUE(WeightView::make(s, DType::kBF16, QuantParams(), which == Projection::kW13 ? dense.weights.w13 : dense.weights.w2,
+                                 which, &dv).ok());
+    ASSERT_TRUE(WeightView::make(s, DType::kBF16, q, which == Projection::kW13 ? quant.weights.w13 : quant.weights.w2,
+                                 which, &qv).ok());
+    const int64_t k = dv.cols();
+    std::vector<double> d(static_cast<size_t>(k)), w(static_cast<size_t>(k));
+    double err2 = 0.0, ref2 = 0.0;
+    for (int64_t e = 0; e < s.num_experts; ++e) {
+      for (int64_t n = 0; n < dv.rows(); ++n) {
+        dv.dequant_row(e, n, d.data());
+        qv.dequant_row(e, n, w.data());
+        double amax = 0.0;
+        for (double v : d) amax = std::max(amax, std::fabs(v));
+        // A step is at most 2 amax / maxq (symmetric) or (max - min) / maxq <= 2 amax / maxq;
+        // rounding moves a weight by half a step, clamping (classic GPTQ's zero >= 1) by one.
+        const double step = 2.0 * amax / maxq * 1.01;
+        for (int64_t i = 0; i < k; ++i) {
+          ASSERT_LE(std::fabs(w[i] - d[i]), step) << to_string(which) << " e=" << e << " n=" << n << " k=" << i;
+          err2 += (w[i] - d[i]) * (w[i] - d[i]);
+          ref2 += d[i] * d[i];
+        }
+      }
+    }
+    // RTN error is about a step / sqrt(12) against weights spread over ~ 2 amax.
+    EXPECT_LT(std::sqrt(err2 / ref2), c.bits == 4 ? 0.15 : 0.01) << to_string(which);
+  }
+  // The layer on the quantized weights stays close to the dense layer.
+  LayerData data;
+  ASSERT_TRUE(make_random_inputs(s, DType::kBF16, RoutingMode::kUniform, 7, &data).ok());
+  std::vector<double> want, got;
+  ASSERT_TRUE(run_layer(data.inputs, dense.weights, LayerOptions(), &want).ok());
+  ASSERT_TRUE(run_layer(data.inputs, quant.weights, LayerOptions(), &got).ok());
+  double e2 = 0.0, r2 = 0.0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    e2 += (got[i] - want[i]) * (got[i] - want[i]);
+    r2 += want[i] * want[i];
+  }
+  EXPECT_LT(std::sqrt(e2 / r2), c.bits == 4 ? 0.25 : 0.02);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formats, QuantizeRoundTrip,
+    ::testing::Values(IntCase{WeightFormat::kGPTQ, 4, 128, false, false, true, DType::kFP16},
+                      IntCase{WeightFormat::kGPTQ, 4, 64, true, true, true, DType::kFP16},
+                      IntCase{WeightFormat::kGPTQ, 4, 32, true, false, false, DType::kBF16},
+                      IntCase{WeightFormat::kGPTQ, 8, -1, true, false, true, DType::kFP32},
+                      IntCase{WeightFormat::kAWQ, 4, 64, true, false, true, DType::kFP16},
+                      IntCase{WeightFormat::kMoeWNA16, 4, 128, true, false, true, DType::kBF16},
+                      IntCase{WeightFormat::kMoeWNA16, 8, 128, false, false, true, DType::kFP16}),
     [](const ::testing::TestParamInfo<IntCase>& info) { return name_of(info.param); });
 
 class Fp8Dequant : public ::testing::TestWithParam<WeightFormat> {};

@@ -6,7 +6,8 @@
 // Weight-only int4/int8 (wna16_gemv, wna16_dequant + the grouped GEMM): every checkpoint
 // format (GPTQ symmetric / zero points / act-order / int8, AWQ, moe_wna16 int4 / int8) on
 // DeepSeek-V2-Lite's expert shape, group sizes 32 / 64 / 128 / 256 / per-channel, fp16 / bf16 /
-// fp32 scales, GPTQ v1 and v2 zeros, fp16 activations, the bench shapes, edge shapes.
+// fp32 scales, GPTQ v1 and v2 zeros, fp16 activations, the bench shapes, edge shapes, and
+// checkpoints quantized from dense weights (ref::quantize_checkpoint).
 // Outputs and workspace are poisoned (0xFF bytes: NaN in bf16/fp16) before each run.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -60,6 +61,7 @@ struct GpuCase {
   bool gpu_routing = false;  // route the logits on the GPU (else the reference router's ids)
   KernelPath path = KernelPath::kAuto;
   QuantParams quant;         // dense by default
+  bool from_dense = false;   // integer weights quantized from random dense ones (else random codes)
 };
 
 std::string describe(const QuantParams& q) {
@@ -79,17 +81,27 @@ std::string describe(const GpuCase& c) {
 }
 
 // Host checkpoints are the slow part; cases of one shape share one.
-const ref::Checkpoint& checkpoint_for(const ProblemShape& s, DType act, const QuantParams& q = QuantParams()) {
+const ref::Checkpoint& checkpoint_for(const ProblemShape& s, DType act, const QuantParams& q = QuantParams(),
+                                      bool from_dense = false) {
   static std::map<std::string, std::unique_ptr<ref::Checkpoint>> cache;
   const std::string key = std::to_string(s.num_experts) + "/" + std::to_string(s.hidden) + "/" +
-                          std::to_string(s.inter) + "/" + to_string(act) + "/" + describe(q);
+                          std::to_string(s.inter) + "/" + to_string(act) + "/" + describe(q) +
+                          (from_dense ? "/from_dense" : "");
   auto& slot = cache[key];
   if (!slot) {
     if (cache.size() > 3) {  // keep host memory bounded
       cache.clear();
-      return checkpoint_for(s, act, q);
+      return checkpoint_for(s, act, q, from_dense);
     }
     slot = std::make_unique<ref::Checkpoint>();
+    if (from_dense) {
+      ref::Checkpoint dense;
+      Status st = ref::make_random_checkpoint(s, act, QuantParams(), 0xC0FFEE, &dense);
+      EXPECT_TRUE(st.ok()) << st.message();
+      st = ref::quantize_checkpoint(s, act, dense, q, slot.get());
+      EXPECT_TRUE(st.ok()) << st.message();
+      return *slot;
+    }
     const Status st = ref::make_random_checkpoint(s, act, q, 0xC0FFEE, slot.get());
     EXPECT_TRUE(st.ok()) << st.message();
   }
@@ -156,7 +168,7 @@ void run_case(const GpuCase& c) {
   ref::LayerData d;
   make_inputs(c, std::hash<std::string>()(describe(c)), &d);
   if (::testing::Test::HasFatalFailure()) return;
-  const ref::Checkpoint& ck = checkpoint_for(s, c.act, c.quant);
+  const ref::Checkpoint& ck = checkpoint_for(s, c.act, c.quant, c.from_dense);
   tools::GpuLayer layer;
   Status st = layer.load_weights(d.inputs.shape, c.act, ck, nullptr);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -497,7 +509,7 @@ void run_quant_case(GpuCase c, const QuantParams& q) {
     ref::LayerData d;
     make_inputs(c, 1, &d);
     tools::GpuLayer layer;
-    ASSERT_TRUE(layer.load_weights(c.shape, c.act, checkpoint_for(c.shape, c.act, q), nullptr).ok());
+    ASSERT_TRUE(layer.load_weights(c.shape, c.act, checkpoint_for(c.shape, c.act, q, c.from_dense), nullptr).ok());
     const ref::Routing routing = routing_of(d);
     const Status st = layer.set_inputs(d.inputs, &routing, c.path);
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << describe(c);
@@ -563,6 +575,24 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
   }
   GpuCase scout = bench_case("llama4_scout_tp8", 9);  // weight applied on input
   run_quant_case(scout, awq);
+}
+
+TEST_P(QuantLayer, RoundTripFromBf16) {
+  REQUIRE_GPU();
+  // Dense bf16 weights quantized as the checkpoint tools store them (ref::quantize_checkpoint:
+  // RTN scales and zero points, act-order by column norm), prepared, against the reference on
+  // the same tensors.
+  QuantParams actorder = integer_quant(WeightFormat::kGPTQ, 4, 128, true);
+  actorder.has_g_idx = true;
+  for (const QuantParams& q : {actorder, integer_quant(WeightFormat::kGPTQ, 8, 64, false),
+                               integer_quant(WeightFormat::kAWQ, 4, 128, true, DType::kBF16),
+                               integer_quant(WeightFormat::kMoeWNA16, 4, 64, true)}) {
+    for (int64_t m : {1, 16, 100}) {
+      GpuCase c = custom(m, 16, 2048, 1408, 6, "softmax_topk");  // DeepSeek-V2-Lite's expert shape, 16 experts
+      c.from_dense = true;
+      run_quant_case(c, q);
+    }
+  }
 }
 
 TEST(QuantLayerAuto, LargeBatch) {

@@ -28,6 +28,17 @@ struct Checkpoint {
 Status make_random_checkpoint(const ProblemShape& shape, DType act_dtype, const QuantParams& quant,
                               uint64_t seed, Checkpoint* out);
 
+/// Quantizes dense weights into an integer checkpoint the way GPTQ (RTN, without the Hessian
+/// update), AutoAWQ and vLLM's moe_wna16 store one: per (group, output row) min/max scales,
+/// scale = (max - min) / (2^bits - 1) and zero = round(-min / scale) with zero points,
+/// else scale = 2 max|w| / (2^bits - 1) around the midpoint; codes = clamp(round(w / scale) +
+/// zero); scales stored in quant.scale_dtype after rounding, codes computed with the stored
+/// scale. Act-order (has_g_idx): channels ranked by their column's L2 norm over the rows
+/// (descending, as GPTQ orders by the Hessian diagonal) fill the groups in turn. `dense` is a
+/// kDense checkpoint of the same shape in act_dtype.
+Status quantize_checkpoint(const ProblemShape& shape, DType act_dtype, const Checkpoint& dense, const QuantParams& quant,
+                           Checkpoint* out);
+
 /// Random layer inputs owning their storage; `inputs` points into the vectors.
 struct LayerData {
   MoeInputs inputs;
