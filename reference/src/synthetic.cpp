@@ -163,11 +163,8 @@ void point_weights(Checkpoint* ck, Projection which, ProjectionWeights* w) {
   w->input_scale = static_cast<const float*>(ptr("input_scale"));
 }
 
-}  // namespace
-
-Status make_random_checkpoint(const ProblemShape& shape, DType act_dtype, const QuantParams& quant, uint64_t seed,
-                              Checkpoint* out) {
-  if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
+// The tensors of `quant`'s format, zero-filled, in out->specs / out->data (w13's, then w2's).
+Status allocate_checkpoint(const ProblemShape& shape, DType act_dtype, const QuantParams& quant, Checkpoint* out) {
   std::vector<TensorSpec> w13, w2;
   FUSEDMOE_RETURN_IF_ERROR(describe_weight_tensors(shape, act_dtype, quant, Projection::kW13, &w13));
   FUSEDMOE_RETURN_IF_ERROR(describe_weight_tensors(shape, act_dtype, quant, Projection::kW2, &w2));
@@ -175,11 +172,29 @@ Status make_random_checkpoint(const ProblemShape& shape, DType act_dtype, const 
   out->specs.insert(out->specs.end(), w2.begin(), w2.end());
   out->data.assign(out->specs.size(), {});
   for (size_t i = 0; i < out->specs.size(); ++i) out->data[i].assign(static_cast<size_t>(out->specs[i].bytes()), 0);
-  const Projection projections[2] = {Projection::kW13, Projection::kW2};
+  return Status();
+}
+
+// out->weights pointing at out's tensors.
+void finish_checkpoint(const QuantParams& quant, Checkpoint* out) {
+  out->weights = MoeWeights();
+  out->weights.quant = quant;
+  point_weights(out, Projection::kW13, &out->weights.w13);
+  point_weights(out, Projection::kW2, &out->weights.w2);
+}
+
+constexpr Projection kProjections[2] = {Projection::kW13, Projection::kW2};
+
+}  // namespace
+
+Status make_random_checkpoint(const ProblemShape& shape, DType act_dtype, const QuantParams& quant, uint64_t seed,
+                              Checkpoint* out) {
+  if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
+  FUSEDMOE_RETURN_IF_ERROR(allocate_checkpoint(shape, act_dtype, quant, out));
 #pragma omp parallel for collapse(2) schedule(dynamic)
   for (int pi = 0; pi < 2; ++pi) {
     for (int64_t e = 0; e < shape.num_experts; ++e) {
-      const Projection which = projections[pi];
+      const Projection which = kProjections[pi];
       fill_projection(out, to_string(which), quant, act_dtype, e, projection_rows(shape, which),
                       projection_cols(shape, which), mix_seed(seed, static_cast<uint64_t>(pi) + 1, static_cast<uint64_t>(e)));
     }
@@ -190,9 +205,7 @@ Status make_random_checkpoint(const ProblemShape& shape, DType act_dtype, const 
     std::memcpy(out->find("w13.input_scale")->data(), &a13, sizeof a13);
     std::memcpy(out->find("w2.input_scale")->data(), &a2, sizeof a2);
   }
-  out->weights.quant = quant;
-  point_weights(out, Projection::kW13, &out->weights.w13);
-  point_weights(out, Projection::kW2, &out->weights.w2);
+  finish_checkpoint(quant, out);
   return Status();
 }
 
@@ -267,27 +280,17 @@ Status quantize_checkpoint(const ProblemShape& shape, DType act_dtype, const Che
       dense.weights.w2.weight == nullptr) {
     return invalid_argument("dense", "a dense checkpoint", to_string(dense.weights.quant.format));
   }
-  std::vector<TensorSpec> w13, w2;
-  FUSEDMOE_RETURN_IF_ERROR(describe_weight_tensors(shape, act_dtype, quant, Projection::kW13, &w13));
-  FUSEDMOE_RETURN_IF_ERROR(describe_weight_tensors(shape, act_dtype, quant, Projection::kW2, &w2));
-  out->specs = w13;
-  out->specs.insert(out->specs.end(), w2.begin(), w2.end());
-  out->data.assign(out->specs.size(), {});
-  for (size_t i = 0; i < out->specs.size(); ++i) out->data[i].assign(static_cast<size_t>(out->specs[i].bytes()), 0);
-  const Projection projections[2] = {Projection::kW13, Projection::kW2};
+  FUSEDMOE_RETURN_IF_ERROR(allocate_checkpoint(shape, act_dtype, quant, out));
 #pragma omp parallel for collapse(2) schedule(dynamic)
   for (int pi = 0; pi < 2; ++pi) {
     for (int64_t e = 0; e < shape.num_experts; ++e) {
-      const Projection which = projections[pi];
+      const Projection which = kProjections[pi];
       const void* src = which == Projection::kW13 ? dense.weights.w13.weight : dense.weights.w2.weight;
       quantize_projection(src, act_dtype, quant, e, projection_rows(shape, which), projection_cols(shape, which), out,
                           to_string(which));
     }
   }
-  out->weights = MoeWeights();
-  out->weights.quant = quant;
-  point_weights(out, Projection::kW13, &out->weights.w13);
-  point_weights(out, Projection::kW2, &out->weights.w2);
+  finish_checkpoint(quant, out);
   return Status();
 }
 

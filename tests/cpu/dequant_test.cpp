@@ -38,6 +38,18 @@ std::string name_of(const IntCase& c) {
 
 void PrintTo(const IntCase& c, std::ostream* os) { *os << name_of(c); }
 
+QuantParams quant_of(const IntCase& c) {
+  QuantParams q;
+  q.format = c.format;
+  q.bits = c.bits;
+  q.group_size = c.group;
+  q.has_zeros = c.zeros;
+  q.has_g_idx = c.g_idx;
+  q.gptq_zeros_minus_one = c.minus_one;
+  q.scale_dtype = c.scale_dtype;
+  return q;
+}
+
 class IntegerDequant : public ::testing::TestWithParam<IntCase> {};
 
 TEST_P(IntegerDequant, MatchesDefinition) {
@@ -48,14 +60,7 @@ TEST_P(IntegerDequant, MatchesDefinition) {
   const int64_t group_len = c.group == -1 ? k : c.group;
   const int64_t g = k / group_len;
   const uint32_t levels = 1u << c.bits;
-  QuantParams q;
-  q.format = c.format;
-  q.bits = c.bits;
-  q.group_size = c.group;
-  q.has_zeros = c.zeros;
-  q.has_g_idx = c.g_idx;
-  q.gptq_zeros_minus_one = c.minus_one;
-  q.scale_dtype = c.scale_dtype;
+  const QuantParams q = quant_of(c);
 
   Rng rng(1234);
   std::vector<int32_t> qweight32, qzeros32, g_idx_all;
@@ -154,14 +159,7 @@ class QuantizeRoundTrip : public ::testing::TestWithParam<IntCase> {};
 
 TEST_P(QuantizeRoundTrip, WithinOneStepOfTheDenseWeights) {
   const IntCase c = GetParam();
-  QuantParams q;
-  q.format = c.format;
-  q.bits = c.bits;
-  q.group_size = c.group;
-  q.has_zeros = c.zeros;
-  q.has_g_idx = c.g_idx;
-  q.gptq_zeros_minus_one = c.minus_one;
-  q.scale_dtype = c.scale_dtype;
+  const QuantParams q = quant_of(c);
   const ProblemShape s = make_shape(5, 256, 128, 3, 2);
   Checkpoint dense, quant;
   ASSERT_TRUE(make_random_checkpoint(s, DType::kBF16, QuantParams(), 42, &dense).ok());
