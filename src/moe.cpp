@@ -24,6 +24,31 @@ Status no_kernel(const QuantParams& q, DType act_dtype) {
                          kernel_families_description(q) + " is not compiled)");
 }
 
+// The tensors the kernels will read are there (and 16-byte aligned where they are copied in
+// 16-byte pieces): a PreparedWeights filled by hand must fail here, not in a kernel.
+Status check_prepared_pointers(const PreparedWeights& w) {
+  const bool integer = is_integer_format(w.quant.format);
+  if (!integer && w.quant.format != WeightFormat::kDense) return Status();  // no kernels to feed yet
+  const std::string from = "pointer from prepare_weights() or bind_prepared_weights()";
+  for (Projection which : {Projection::kW13, Projection::kW2}) {
+    const ProjectionWeights& p = which == Projection::kW13 ? w.w13 : w.w2;
+    const std::string name = std::string("weights.") + to_string(which);
+    const std::pair<const char*, const void*> parts[] = {{".weight", p.weight},
+                                                         {".scales", integer ? p.scales : nullptr},
+                                                         {".zeros", integer && w.quant.has_zeros ? p.zeros : nullptr},
+                                                         {".g_idx", integer && w.quant.has_g_idx ? p.g_idx : nullptr}};
+    const bool needed[] = {true, integer, integer && w.quant.has_zeros, integer && w.quant.has_g_idx};
+    for (size_t i = 0; i < 4; ++i) {
+      if (!needed[i]) continue;
+      if (parts[i].second == nullptr) return invalid_argument(name + parts[i].first, "a " + from, "nullptr");
+      if (integer && i < 3 && reinterpret_cast<uintptr_t>(parts[i].second) % 16 != 0) {
+        return invalid_argument(name + parts[i].first, "a 16-byte aligned " + from, "address " + str(parts[i].second));
+      }
+    }
+  }
+  return Status();
+}
+
 Status check_prepared(const MoeArguments& args) {
   if (args.weights == nullptr) return invalid_argument("weights", "prepared weights", "nullptr");
   const PreparedWeights& w = *args.weights;
@@ -46,6 +71,7 @@ Status check_prepared(const MoeArguments& args) {
 Status can_implement(const MoeArguments& args) {
   FUSEDMOE_RETURN_IF_ERROR(validate_inputs(args.inputs));
   FUSEDMOE_RETURN_IF_ERROR(check_prepared(args));
+  FUSEDMOE_RETURN_IF_ERROR(check_prepared_pointers(*args.weights));
   if (args.inputs.shape.m > 0 && args.out == nullptr) {
     return invalid_argument("out", "a pointer to [m, hidden] output", "nullptr");
   }

@@ -213,6 +213,39 @@ TEST(ApiValidation, ValidCallsWithoutKernelAreNotImplemented) {
   EXPECT_EQ(prepared_weights_size(shape(), DType::kBF16, ckpt, &bytes).code(), StatusCode::kNotImplemented);
 }
 
+TEST(ApiValidation, PreparedWeightsFilledByHandAreChecked) {
+  // A PreparedWeights not made by prepare_weights / bind_prepared_weights must fail in
+  // can_implement, naming the missing tensor, in every build.
+  Fixture f;
+  PreparedWeights pw;
+  pw.shape = shape();
+  MoeArguments args;
+  args.inputs = f.inputs();
+  args.weights = &pw;
+  args.out = f.x.data();
+  expect_invalid(can_implement(args),
+                 "weights.w13.weight: expected a pointer from prepare_weights() or bind_prepared_weights(), got nullptr");
+  pw.quant.format = WeightFormat::kGPTQ;
+  pw.quant.bits = 4;
+  pw.quant.group_size = 128;
+  pw.quant.has_zeros = true;
+  alignas(16) static unsigned char storage[64];
+  pw.w13.weight = pw.w2.weight = pw.w2.scales = pw.w2.zeros = storage;
+  pw.w13.zeros = storage;
+  expect_invalid(can_implement(args),
+                 "weights.w13.scales: expected a pointer from prepare_weights() or bind_prepared_weights(), got nullptr");
+  pw.w13.scales = storage + 4;
+  const Status st = can_implement(args);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message().rfind("weights.w13.scales: expected a 16-byte aligned pointer", 0), 0u) << st.message();
+  pw.w13.scales = storage;
+  pw.w2.zeros = nullptr;
+  expect_invalid(can_implement(args),
+                 "weights.w2.zeros: expected a pointer from prepare_weights() or bind_prepared_weights(), got nullptr");
+  pw.w2.zeros = storage;
+  EXPECT_NE(can_implement(args).code(), StatusCode::kInvalidArgument) << can_implement(args).message();
+}
+
 TEST(ApiValidation, DenseWeightsFollowTheBuild) {
   // bf16 runs on the small-M path in CUDA builds and nowhere in a CPU-only build.
   Fixture f;
