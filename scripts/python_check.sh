@@ -4,11 +4,26 @@
 # Python benchmark. Logs go to $OUT (or ./out); a short table is printed last.
 #   device run: bash scripts/python_check.sh          (carry: .deps)
 #   BENCH_M=1,16,256 narrows the benchmark grid; BENCH_M=none skips it.
+#   Fresh clone: `git bundle create .deps/fusedmoe.bundle HEAD` here (the device copy has no
+#   .git; .deps is carried), then the device run clones the bundle into /tmp and installs and
+#   tests from that clone with the README's command (CUTLASS from the carried .deps).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
 out="${OUT:-$root/out}"
 mkdir -p "$out"
+if [ -f "$root/.deps/fusedmoe.bundle" ]; then
+  fresh=/tmp/fusedmoe_fresh_clone
+  rm -rf "$fresh"
+  if ! git clone -q "$root/.deps/fusedmoe.bundle" "$fresh" > "$out/clone.log" 2>&1; then
+    cat "$out/clone.log"
+    echo "python_check: cloning .deps/fusedmoe.bundle failed" >&2
+    exit 1
+  fi
+  ln -s "$root/.deps" "$fresh/.deps"
+  echo "python_check: testing a fresh clone of $(git -C "$fresh" log --oneline -1)" | tee "$out/clone.log"
+  root="$fresh"
+fi
+cd "$root"
 site=/tmp/fusedmoe_site
 rows=()
 row() { rows+=("$(printf '%-22s %-6s %s' "$1" "$2" "$3")"); }
