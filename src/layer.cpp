@@ -264,16 +264,16 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     g.out = out;
     g.n_out = n_out;
     g.k = k;
-    const QuantParams& q = args.weights->quant;
-    const int64_t unit = integer ? 2 * 128 * kernels::wna16_stage_blocks(q.bits, q.group_size == -1 || q.group_size % 128 == 0)
-                                 : 128;
+    // wna16_gemv's warps keep two pipeline stages of K per split, the dense kernel 4 steps of 32.
+    const kernels::QuantWeightsView v =
+        integer ? quant_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2) : kernels::QuantWeightsView();
+    const int64_t unit =
+        integer ? 2 * 128 * kernels::wna16_stage_blocks(v.bits, kernels::wna16_block_groups(v.groups, v.group_size)) : 128;
     const SmallMGemmConfig cfg =
         choose_small_m_config(kernels::grouped_gemv_tiles(gate_up, n_out), max_active, pairs, k, sms, unit);
     g.split_k = cfg.split_k;
     g.n_tiles = cfg.n_tiles;
-    const cudaError_t e =
-        integer ? kernels::launch_wna16_gemv(g, quant_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2), stream)
-                : kernels::launch_grouped_gemv(g, stream);
+    const cudaError_t e = integer ? kernels::launch_wna16_gemv(g, v, stream) : kernels::launch_grouped_gemv(g, stream);
     const char* kernel = integer ? "wna16_gemv" : "small_m_splitk";
     return e == cudaSuccess ? Status() : cuda_error(e, std::string(kernel) + (gate_up ? " gate-up launch" : " down launch"));
   };

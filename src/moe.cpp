@@ -132,8 +132,7 @@ Status prepared_weights_size(const ProblemShape& shape, DType act_dtype, const M
   if (!kernel_family_available(kernel_family_for(w.quant))) return no_kernel(w.quant, act_dtype);
   *bytes = 0;  // the dense kernels read the checkpoint layout (w13 gate rows, then up rows) as it is
   if (is_integer_format(w.quant.format)) {
-    *bytes = static_cast<size_t>(prepared_quant_sizes(shape, w.quant, Projection::kW13).total() +
-                                 prepared_quant_sizes(shape, w.quant, Projection::kW2).total());
+    *bytes = prepared_quant_bytes(shape, w.quant);
   }
   return Status();
 }
@@ -176,8 +175,7 @@ Status bind_prepared_weights(const ProblemShape& shape, DType act_dtype, const Q
     return invalid_argument("quant.format", "gptq, awq or moe_wna16 (the formats with prepared storage)",
                             to_string(quant.format));
   }
-  const size_t needed = static_cast<size_t>(prepared_quant_sizes(shape, quant, Projection::kW13).total() +
-                                            prepared_quant_sizes(shape, quant, Projection::kW2).total());
+  const size_t needed = prepared_quant_bytes(shape, quant);
   if (storage == nullptr) return invalid_argument("storage", "prepared storage of " + str(needed) + " bytes", "nullptr");
   if (reinterpret_cast<uintptr_t>(storage) % 256 != 0) {
     return invalid_argument("storage", "a 256-byte aligned pointer (as prepare_weights wrote it)", "address " + str(storage));

@@ -98,6 +98,11 @@ PreparedQuantSizes prepared_quant_sizes(const ProblemShape& s, const QuantParams
   return out;
 }
 
+size_t prepared_quant_bytes(const ProblemShape& shape, const QuantParams& quant) {
+  return static_cast<size_t>(prepared_quant_sizes(shape, quant, Projection::kW13).total() +
+                             prepared_quant_sizes(shape, quant, Projection::kW2).total());
+}
+
 void prepared_quant_pointers(const ProblemShape& shape, const QuantParams& quant, const void* storage,
                              ProjectionWeights* w13, ProjectionWeights* w2) {
   const char* base = static_cast<const char*>(storage);

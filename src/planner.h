@@ -63,6 +63,8 @@ struct PreparedQuantSizes {
   int64_t total() const;  ///< each part rounded up to 256 bytes
 };
 PreparedQuantSizes prepared_quant_sizes(const ProblemShape& shape, const QuantParams& quant, Projection which);
+/// Bytes of the whole prepared storage: w13's parts, then w2's.
+size_t prepared_quant_bytes(const ProblemShape& shape, const QuantParams& quant);
 /// The prepared integer layout's tensors inside `storage`: w13's codes, scales, zeros, g_idx,
 /// then w2's, each at a 256-byte boundary (absent parts stay nullptr).
 void prepared_quant_pointers(const ProblemShape& shape, const QuantParams& quant, const void* storage,

@@ -106,6 +106,12 @@ struct QuantWeightsView {
 /// 32-bit words of one prepared row: K rounded up to 128, times bits / 32.
 FUSEDMOE_HOST_DEVICE inline int64_t quant_row_words(int64_t k, int32_t bits) { return (k + 127) / 128 * 128 * bits / 32; }
 
+/// Whether a group spans whole 128-k blocks (one group per row, or group_size a multiple of
+/// 128): wna16_gemv then keeps one scale and zero per row and block, else one per 32-k step.
+FUSEDMOE_HOST_DEVICE constexpr bool wna16_block_groups(int64_t groups, int64_t group_size) {
+  return groups == 1 || group_size % 128 == 0;
+}
+
 /// 128-k blocks per pipeline stage of wna16_gemv (32 bytes of codes per lane and row in
 /// flight): int4 2, int8 1; int4 1 for groups shorter than a block (their scales cost registers).
 FUSEDMOE_HOST_DEVICE constexpr int wna16_stage_blocks(int bits, bool block_groups) {

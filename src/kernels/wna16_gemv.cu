@@ -358,8 +358,7 @@ cudaError_t launch_groups(const GroupedGemvParams& p, const QuantWeightsView& w,
 
 template <typename T, int kBits>
 cudaError_t launch_bits(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
-  const bool block_groups = w.groups == 1 || w.group_size % 128 == 0;
-  return block_groups ? launch_groups<T, kBits, 1>(p, w, stream) : launch_groups<T, kBits, 4>(p, w, stream);
+  return wna16_block_groups(w.groups, w.group_size) ? launch_groups<T, kBits, 1>(p, w, stream) : launch_groups<T, kBits, 4>(p, w, stream);
 }
 
 }  // namespace

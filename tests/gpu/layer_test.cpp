@@ -233,11 +233,7 @@ GpuCase bench_case(const std::string& name, int64_t m, int64_t sample = 0) {
 GpuCase custom(int64_t m, int32_t e, int64_t h, int64_t i, int32_t k, const char* routing) {
   GpuCase c;
   c.shape_name = "custom";
-  c.shape.m = m;
-  c.shape.num_experts = e;
-  c.shape.hidden = h;
-  c.shape.inter = i;
-  c.shape.topk = k;
+  c.shape = testing_util::make_shape(m, h, i, e, k);
   c.routing = routing;
   return c;
 }
