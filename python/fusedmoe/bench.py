@@ -1,15 +1,21 @@
 """python -m fusedmoe.bench: the layer timed from PyTorch with peers side by side.
 
 Same grid and method as the C++ `fusedmoe bench` (bench shapes of shapes/models.json, the
-layer from routing ids on, CUDA-graph replays, L2 flushed before each, median): fusedmoe's op,
-a torch._grouped_mm layer (gather, grouped GEMM, SiLU-and-mul, grouped GEMM, weighted sum) and
-a per-expert loop of torch matmuls (eager), with speedups. Routing: fusedmoe.route_topk on
-N(0, 1) logits with the model's routing (DeepSeek-V3 with a 0.1 N(0, 1) correction bias), as
-the C++ tool draws them (other generators: the experts hit differ draw to draw).
+layer from routing ids on, CUDA-graph replays, L2 flushed before each, median; weights uniform
+with variance 1/K, the bytes of the hit experts' checkpoint tensors plus x and out): fusedmoe's
+op and, for bf16, a torch._grouped_mm layer (gather, grouped GEMM, SiLU-and-mul, grouped GEMM,
+weighted sum) and a per-expert loop of torch matmuls (eager), with speedups. w4a16/w8a16: GPTQ
+symmetric, group 128, bf16 scales (the C++ tool's w4a16/w8a16), through prepare_weights; no
+PyTorch peer computes them. Routing: fusedmoe.route_topk on N(0, 1) logits with the model's
+routing (DeepSeek-V3 with a 0.1 N(0, 1) correction bias), as the C++ tool draws them (another
+generator: at decode the experts hit differ draw to draw, so compare TB/s there).
+--compare CSV (the C++ tool's --csv of the same precision) prints its us and TB/s alongside.
 
   python -m fusedmoe.bench [--shapes-file shapes/models.json] [--shape A,B] [--m 1,16,256]
+                           [--precision bf16|w4a16|w8a16] [--compare bench_bf16.csv]
 """
 import argparse
+import csv
 import json
 import os
 import statistics
@@ -83,25 +89,63 @@ def _loop_layer(x, w1, w2, weights, ids, counts_host):
     return out
 
 
+def _uniform(shape, k):
+    """Uniform weights with variance 1/K, as the C++ tool draws them."""
+    half = (3.0 / k) ** 0.5
+    return ((torch.rand(shape, device="cuda") * 2 - 1) * half).bfloat16()
+
+
+def _experts(precision, e, h, i):
+    """(w1, w2, prepared or None, checkpoint bytes per expert) for a precision."""
+    if precision == "bf16":
+        w1, w2 = _uniform((e, 2 * i, h), h), _uniform((e, h, i), i)
+        return w1, w2, None, (w1.numel() + w2.numel()) * 2 / e
+    bits = {"w4a16": 4, "w8a16": 8}[precision]
+    words = 32 // bits
+
+    def projection(n, k):  # GPTQ qweight [E, K / words, N] int32 (any bits are codes), scales [E, K / 128, N]
+        q = torch.randint(-2 ** 31, 2 ** 31, (e, k // words, n), dtype=torch.int64, device="cuda").to(torch.int32)
+        s = ((12.0 / k) ** 0.5 / 2 ** bits * 2.0 ** (4 * torch.rand(e, k // 128, n, device="cuda") - 2)).bfloat16()
+        return q, s
+
+    q1, s1 = projection(2 * i, h)
+    q2, s2 = projection(h, i)
+    qc = dict(format="gptq", bits=bits, group_size=128, w1_scales=s1, w2_scales=s2)
+    prepared = fusedmoe.prepare_weights(q1, q2, qc)
+    nbytes = sum(t.numel() * t.element_size() for t in (q1, s1, q2, s2)) / e
+    del q1, q2
+    return None, None, prepared, nbytes
+
+
+def _cpp_rows(path, precision):
+    if not path:
+        return {}
+    with open(path) as f:
+        return {(r["shape"], int(r["m"])): r for r in csv.DictReader(f) if r["precision"].startswith(precision)}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shapes-file", default=os.environ.get("FUSEDMOE_SHAPES", "shapes/models.json"))
     p.add_argument("--shape", default="")
     p.add_argument("--m", default="1,16,64,256,1024,4096")
+    p.add_argument("--precision", default="bf16", choices=["bf16", "w4a16", "w8a16"])
+    p.add_argument("--compare", default="", help="the C++ tool's CSV of the same precision")
     p.add_argument("--no-loop", action="store_true", help="skip the per-expert loop peer")
     args = p.parse_args(argv)
     with open(args.shapes_file) as f:
         shapes = json.load(f)["bench_shapes"]
     names = args.shape.split(",") if args.shape else list(shapes)
+    cpp = _cpp_rows(args.compare, args.precision)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    print(f"fusedmoe.bench (PyTorch {torch.__version__}, {torch.cuda.get_device_name()}), bf16, "
+    print(f"fusedmoe.bench (PyTorch {torch.__version__}, {torch.cuda.get_device_name()}), {args.precision}, "
           "us per layer call (CUDA graph, L2 flushed, median)")
-    print(f"{'shape':20s} {'m':>6s} {'fusedmoe':>10s} {'grouped_mm':>11s} {'speedup':>8s} {'loop':>10s} {'speedup':>8s}")
+    print(f"{'shape':20s} {'m':>6s} {'fusedmoe':>10s} {'TB/s':>6s} {'grouped_mm':>11s} {'speedup':>8s} "
+          f"{'loop':>10s} {'speedup':>8s}" + (f" {'c++ us':>9s} {'c++ TB/s':>8s} {'py/c++':>7s}" if cpp else ""))
     for name in names:
         s = shapes[name]
         e, h, i, k = s["E"], s["H"], s["I"], s["topk"]
-        w1 = (torch.randn(e, 2 * i, h, device="cuda") / h ** 0.5).bfloat16()
-        w2 = (torch.randn(e, h, i, device="cuda") / i ** 0.5).bfloat16()
+        w1, w2, prepared, expert_bytes = _experts(args.precision, e, h, i)
         renorm, scoring, n_group, topk_group, scaling, on_input, use_bias = _ROUTING.get(
             name, (True, "softmax", 0, 0, 1.0, False, False))
         # DeepSeek-V3's correction bias drawn as the C++ tool draws it: 0.1 N(0, 1) per expert.
@@ -112,22 +156,32 @@ def main(argv=None):
             weights, ids = fusedmoe.route_topk(logits, k, renormalize=renorm, scoring_func=scoring,
                                                num_expert_group=n_group, topk_group=topk_group,
                                                e_score_correction_bias=bias, routed_scaling_factor=scaling)
-            ours = _time_us(lambda: fusedmoe.fused_experts(x, w1, w2, weights, ids,
+            ours = _time_us(lambda: fusedmoe.fused_experts(x, w1, w2, weights, ids, prepared=prepared,
                                                            apply_router_weight_on_input=on_input), flush)
-            try:
-                gmm = _time_us(lambda: _grouped_mm_layer(x, w1, w2, weights, ids), flush)
-                gmm_s, gmm_x = f"{gmm:11.1f}", f"{gmm / ours:7.2f}x"
-            except RuntimeError as err:  # shapes torch._grouped_mm does not take
-                gmm_s, gmm_x = f"{'n/a':>11s}", f"{'-':>8s}"
-                print(f"  grouped_mm: {str(err).splitlines()[0][:100]}")
+            hit = torch.unique(ids).numel()
+            tbs = (hit * expert_bytes + 2.0 * m * h * 2) / ours / 1e6
+            gmm_s, gmm_x = f"{'-':>11s}", f"{'-':>8s}"
+            if prepared is None:
+                try:
+                    gmm = _time_us(lambda: _grouped_mm_layer(x, w1, w2, weights, ids), flush)
+                    gmm_s, gmm_x = f"{gmm:11.1f}", f"{gmm / ours:7.2f}x"
+                except RuntimeError as err:  # shapes torch._grouped_mm does not take
+                    gmm_s = f"{'n/a':>11s}"
+                    print(f"  grouped_mm: {str(err).splitlines()[0][:100]}")
             loop_s, loop_x = f"{'-':>10s}", f"{'-':>8s}"
-            if not args.no_loop:
+            if not args.no_loop and prepared is None:
                 counts = torch.bincount(ids.reshape(-1).long(), minlength=e).tolist()
                 loop = _time_us(lambda: _loop_layer(x, w1, w2, weights, ids.long(), counts), flush, iters=10,
                                 graph=False)
                 loop_s, loop_x = f"{loop:10.1f}", f"{loop / ours:7.2f}x"
-            print(f"{name:20s} {m:6d} {ours:10.1f} {gmm_s} {gmm_x} {loop_s} {loop_x}", flush=True)
-        del w1, w2
+            line = f"{name:20s} {m:6d} {ours:10.1f} {tbs:6.2f} {gmm_s} {gmm_x} {loop_s} {loop_x}"
+            ref = cpp.get((name, m))
+            if ref is not None:
+                line += f" {float(ref['us']):9.1f} {float(ref['tb_s']):8.2f} {ours / float(ref['us']):6.3f}x"
+            elif cpp:
+                line += f" {'-':>9s} {'-':>8s} {'-':>7s}"
+            print(line, flush=True)
+        del w1, w2, prepared
         torch.cuda.empty_cache()
 
 

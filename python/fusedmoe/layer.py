@@ -159,7 +159,9 @@ def fused_moe(hidden_states: torch.Tensor, router_logits: torch.Tensor, w1: torc
 
 
 class FusedMoE(torch.nn.Module):
-    """An MoE layer's experts and routing: forward(hidden_states [.., H], router_logits [.., E])."""
+    """An MoE layer's experts and routing: forward(hidden_states [.., H], router_logits [.., E]).
+    Dense weights live in ``w13_weight``/``w2_weight``; ``load_weights`` loads a checkpoint's
+    dense or GPTQ/AWQ/moe_wna16 tensors."""
 
     def __init__(self, num_experts: int, topk: int, hidden_size: int, intermediate_size: int, *,
                  renormalize: bool = False, use_grouped_topk: bool = False, num_expert_group: Optional[int] = None,
@@ -185,14 +187,43 @@ class FusedMoE(torch.nn.Module):
         self.e_score_correction_bias = (torch.nn.Parameter(
             torch.zeros(num_experts, dtype=torch.float32, device=device), requires_grad=False)
             if e_score_correction_bias else None)
+        self.dtype = dtype
+        self.quant: Optional[List[int]] = None  # set with the prepared storage by load_weights
+        self.register_buffer("prepared_storage", None)
+
+    def load_weights(self, w13: torch.Tensor, w2: torch.Tensor, quant_config: Optional[dict] = None) -> None:
+        """Loads the experts from a checkpoint's tensors. Dense (``quant_config`` None): w13
+        [E, 2I, H] and w2 [E, H, I] are copied into ``w13_weight``/``w2_weight``. Weight-only
+        int4/int8: the packed ``qweight`` tensors and ``quant_config`` as in ``prepare_weights``,
+        converted once into the ``prepared_storage`` buffer; the dense parameters are dropped."""
+        if quant_config is None:
+            with torch.no_grad():
+                if self.w13_weight is None:
+                    raise ValueError("fusedmoe: FusedMoE.load_weights: the layer holds integer weights; "
+                                     "expected a quant_config, got None")
+                self.w13_weight.copy_(w13)
+                self.w2_weight.copy_(w2)
+            return
+        prepared = prepare_weights(w13, w2, quant_config, act_dtype=self.dtype)
+        e, hidden, inter = prepared.quant[7], prepared.quant[8], prepared.quant[9]
+        want = (self.w2_weight.shape[0], self.w2_weight.shape[1], self.w2_weight.shape[2]) \
+            if self.w2_weight is not None else (e, hidden, inter)
+        if (e, hidden, inter) != want:
+            raise ValueError(f"fusedmoe: FusedMoE.load_weights: expected weights of (E, H, I) = {want}, got "
+                             f"{(e, hidden, inter)} from the packed tensors")
+        self.w13_weight = None
+        self.w2_weight = None
+        self.prepared_storage = prepared.storage
+        self.quant = prepared.quant
 
     def forward(self, hidden_states: torch.Tensor, router_logits: torch.Tensor) -> torch.Tensor:
         shape = hidden_states.shape
         x = hidden_states.reshape(-1, shape[-1])
+        prepared = None if self.quant is None else PreparedWeights(None, None, self.prepared_storage, self.quant)
         out = fused_moe(x, router_logits.reshape(x.shape[0], -1), self.w13_weight, self.w2_weight, self.topk,
                         self.renormalize, use_grouped_topk=self.use_grouped_topk,
                         num_expert_group=self.num_expert_group, topk_group=self.topk_group,
                         scoring_func=self.scoring_func, e_score_correction_bias=self.e_score_correction_bias,
                         routed_scaling_factor=self.routed_scaling_factor, activation=self.activation,
-                        apply_router_weight_on_input=self.apply_router_weight_on_input)
+                        apply_router_weight_on_input=self.apply_router_weight_on_input, prepared=prepared)
         return out.reshape(shape)

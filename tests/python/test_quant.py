@@ -196,3 +196,24 @@ def test_cuda_graph_replay_with_new_routing():
         graph.replay()
         torch.cuda.synchronize()
         assert_close(out, experts_ref(x, w1, w2, w, ids), torch.bfloat16)
+
+
+def test_fused_moe_module_holds_integer_weights():
+    """FusedMoE loaded from GPTQ tensors: eager and torch.compile(fullgraph=True) against the
+    reference; the dense parameters are gone, the prepared storage follows the module."""
+    import fusedmoe
+    e, h, i, topk = 16, 512, 256, 4
+    q1, q2, qc, w1, w2 = make_layer("gptq", 4, 64, True, e, h, i)
+    layer = fusedmoe.FusedMoE(e, topk, h, i, renormalize=True, device="cuda")
+    layer.load_weights(q1, q2, qc)
+    assert layer.w13_weight is None and layer.w2_weight is None
+    assert "prepared_storage" in dict(layer.named_buffers())
+    x = torch.randn(3, 5, h, device="cuda").bfloat16()
+    logits = torch.randn(15, e, device="cuda")
+    w, ids = route_ref(logits, topk, renormalize=True)
+    want = experts_ref(x.reshape(15, h), w1, w2, w, ids).reshape(x.shape)
+    assert_close(layer(x, logits), want, torch.bfloat16)
+    assert_close(torch.compile(layer, fullgraph=True)(x, logits), want, torch.bfloat16)
+    with pytest.raises(ValueError, match=r"expected weights of \(E, H, I\) = \(16, 512, 256\), got \(16, 512, 128\)"):
+        q1b, q2b, qcb, _, _ = make_layer("gptq", 4, 64, True, e, h, 128)
+        fusedmoe.FusedMoE(e, topk, h, i, device="cuda").load_weights(q1b, q2b, qcb)
