@@ -28,6 +28,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <type_traits>
 
 #include "gemv_common.cuh"
@@ -63,6 +64,22 @@ __device__ __forceinline__ uint32_t sub2(uint32_t a, uint32_t b) {
   return out;
 }
 
+// (a & b) | c in one instruction (ptxas otherwise splits it when both constants are immediates).
+__device__ __forceinline__ uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+// p, through a register the compiler cannot trace back: under the 128-register bound ptxas
+// otherwise rebuilds a token row's 64-bit address from the kernel parameters at every load.
+template <typename P>
+__device__ __forceinline__ const P* opaque(const P* p) {
+  uint64_t v = reinterpret_cast<uint64_t>(p);
+  asm volatile("mov.b64 %0, %0;" : "+l"(v));
+  return reinterpret_cast<const P*>(v);
+}
+
 // The zero operand of a row: (magic + zero) in both halves (int8 + bf16: 2^23 + zero as fp32).
 template <typename T, int kBits>
 __device__ __forceinline__ uint32_t zero_operand(int zero) {
@@ -77,7 +94,7 @@ __device__ __forceinline__ void dequant_step(const uint32_t (&words)[kBits / 4],
   if constexpr (kBits == 4) {
     const uint32_t magic = IntMagic<T>::kHalf | (IntMagic<T>::kHalf << 16);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) r[i] = sub2<T>(((words[0] >> (4 * i)) & 0x000F000Fu) | magic, zop);
+    for (int i = 0; i < 4; ++i) r[i] = sub2<T>(and_or(words[0] >> (4 * i), 0x000F000Fu, magic), zop);
   } else if constexpr (std::is_same<T, __half>::value) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -97,13 +114,12 @@ __device__ __forceinline__ void dequant_step(const uint32_t (&words)[kBits / 4],
   }
 }
 
-__device__ __forceinline__ void cp_async(void* smem, const void* gmem, int bytes) {
-  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  if (bytes == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-  } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(gmem));
-  }
+// cp.async to a shared-memory address (as from __cvta_generic_to_shared).
+__device__ __forceinline__ void cp_async16(uint32_t smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async8(uint32_t smem, const void* gmem) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(smem), "l"(gmem));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
@@ -120,6 +136,11 @@ struct GroupParams {
   uint4 scale_lo[2], scale_hi[2];
   uint4 zero_lo, zero_hi;
 };
+// Lane part p (0..5) of a group's copy writes the 16 bytes at 16 * p (part 1 and 3: the second
+// halves of fp32 scale runs; 4 and 5: the zero runs).
+static_assert(sizeof(GroupParams) == 96 && offsetof(GroupParams, scale_hi) == 32 && offsetof(GroupParams, zero_lo) == 64,
+              "GroupParams: lane part p copies bytes [16 p, 16 p + 16)");
+
 
 template <typename T, int kBits, int kGpb>
 struct StageLayout {
@@ -134,12 +155,11 @@ struct StageLayout {
 
 __device__ __forceinline__ float scale_at(const GroupParams& gp, bool hi, int row, ScaleType type) {
   const uint4* run = hi ? gp.scale_hi : gp.scale_lo;
-  if (type == ScaleType::kFP32) return reinterpret_cast<const float*>(run)[row];
+  const float f32 = reinterpret_cast<const float*>(run)[row];
   const uint16_t bits = reinterpret_cast<const uint16_t*>(run)[row];
-  if (type == ScaleType::kBF16) return __uint_as_float(static_cast<uint32_t>(bits) << 16);
-  __half h;
-  memcpy(&h, &bits, 2);
-  return __half2float(h);
+  const float from_bf16 = __uint_as_float(static_cast<uint32_t>(bits) << 16);
+  const float from_fp16 = __half2float(__ushort_as_half(bits));
+  return type == ScaleType::kFP32 ? f32 : type == ScaleType::kBF16 ? from_bf16 : from_fp16;
 }
 
 template <int kBits>
@@ -179,27 +199,53 @@ __global__ void __launch_bounds__(kThreads, 2) wna16_gemv_kernel(GroupedGemvPara
   const int64_t run = w.unit0 < p.n_out ? w.unit0 : p.n_out - 8;
   const int64_t run_lo = run;
   const int64_t run_hi = kGateUp ? p.n_out + run : (run + 16 <= p.n_out ? run + 8 : run);
-  const int scale_bytes = qw.scale_type == ScaleType::kFP32 ? 4 : 2;
-  const int zero_run_bytes = kBits == 4 ? 8 : 16;
-  const int64_t group_base = static_cast<int64_t>(w.e) * qw.groups;
-  // kGpb == 4: 32-k steps per group (1 or 2); kGpb == 1: blocks per group (0: one group per
-  // row, which ends only with the slice). 32-bit from here on: K < 2^30 (checked at launch).
-  const int spg = kGpb == 4 ? static_cast<int>(qw.group_size / 32) : 4;
+  // This lane's share of each group's parameter copy, the same for every block (uniform
+  // code: no branch per lane in the loop): lanes 8u + part copy group u of a block (kGpb 4) or
+  // of block's only group (u = 0); part 0/2 the scale run lo/hi (1/3: their second 16 bytes,
+  // fp32 scales only), 4/5 the zero runs lo/hi. p_bytes 0: this lane copies nothing.
+  const int pu = w.lane >> 3, part = w.lane & 7;
+  const int64_t group0 = static_cast<int64_t>(w.e) * qw.groups * rows;  // element index of (e, group 0, row 0)
+  int p_bytes = 0;
+  const char* p_src = nullptr;  // source of group 0
+  int p_stride = 0;             // bytes from one group to the next
+  if (pu < kGpb) {
+    const int64_t run_row = (part & 2) != 0 || part == 5 ? run_hi : run_lo;
+    if (part < 4 && ((part & 1) == 0 || qw.scale_type == ScaleType::kFP32)) {
+      const int sb = qw.scale_type == ScaleType::kFP32 ? 4 : 2;
+      p_bytes = 16;
+      p_src = static_cast<const char*>(qw.scales) + (group0 + run_row) * sb + 16 * (part & 1);
+      p_stride = static_cast<int>(rows) * sb;
+    } else if (part >= 4 && part < 6 && qw.zeros != nullptr) {
+      constexpr int zb = kBits == 4 ? 1 : 2;  // bytes per zero point
+      p_bytes = 8 * zb;
+      p_src = static_cast<const char*>(qw.zeros) + (group0 + run_row) * zb;
+      p_stride = static_cast<int>(rows) * zb;
+    }
+  }
+  // kGpb == 4: step u of block j is in group (4j + u) >> spg_shift; kGpb == 1: blocks per
+  // group (0: one group per row, which ends only with the slice), groups stepped, not divided.
+  // 32-bit from here on: K < 2^30 (checked at launch).
+  const int spg_shift = kGpb == 4 && qw.group_size == 64 ? 1 : 0;
   const int bpg = kGpb == 4 || qw.groups == 1 ? 0 : static_cast<int>(qw.group_size / 128);
+  const int last_group = static_cast<int>(qw.groups) - 1;
   const int kk = static_cast<int>(K);
-  const int32_t midpoint = 1 << (kBits - 1);
+  const bool has_zeros = qw.zeros != nullptr;
+  const uint32_t mid_zop = zero_operand<T, kBits>(1 << (kBits - 1));
   int64_t slice_begin = 0, slice_end = 0;
   w.slice((K + 127) / 128, &slice_begin, &slice_end);
   const int b_begin = static_cast<int>(slice_begin), b_end = static_cast<int>(slice_end);
   const int stages = (b_end - b_begin + kUnroll - 1) / kUnroll;
-  // Group of step u of block j (the last group past K).
-  auto group_of = [&](int j, int u) {
-    const int g = kGpb == 4 ? (spg == 2 ? (4 * j + u) >> 1 : 4 * j + u) : bpg > 0 ? j / bpg : 0;
-    return g < qw.groups ? g : static_cast<int>(qw.groups) - 1;
-  };
+  const int first_group = bpg > 0 ? b_begin / bpg : 0, first_rem = bpg > 0 ? b_begin % bpg : 0;
 
   // Copies of stage st (blocks b_begin + st * kUnroll ...) into ring slot st % kStages; one
-  // commit group per stage, empty past the slice.
+  // commit group per stage, empty past the slice. Stages are issued in order from 0 each
+  // pass: (ig, ir) = group and block within it of the next block to copy (kGpb == 1).
+  int ig = first_group, ir = first_rem;
+  // Shared-memory addresses of this lane's first code chunk and of its part of the first
+  // GroupParams (32-bit, computed once).
+  const uint32_t ring_s = static_cast<uint32_t>(__cvta_generic_to_shared(ring + w.lane));
+  const uint32_t param_s =
+      static_cast<uint32_t>(__cvta_generic_to_shared(params + (pu < kGpb ? pu : 0))) + 16 * part;
   auto issue = [&](int st) {
     const int slot = st % kStages;
 #pragma unroll
@@ -208,28 +254,17 @@ __global__ void __launch_bounds__(kThreads, 2) wna16_gemv_kernel(GroupedGemvPara
       if (st < stages && j < b_end) {
 #pragma unroll
         for (int v = 0; v < kVecs; ++v) {
-          uint4* dst = ring + ((slot * kUnroll + i) * 2 * kVecs + v) * 32 + w.lane;
-          cp_async(dst, c_lo + j * (4 * kVecs) + v, 16);
-          cp_async(dst + kVecs * 32, c_hi + j * (4 * kVecs) + v, 16);
+          const uint32_t dst = ring_s + ((slot * kUnroll + i) * 2 * kVecs + v) * 32 * 16;
+          cp_async16(dst, c_lo + j * (4 * kVecs) + v);
+          cp_async16(dst + kVecs * 32 * 16, c_hi + j * (4 * kVecs) + v);
         }
-        // Lanes 8u + 0..5 copy the runs of group u of the block: scales lo (1-2 chunks),
-        // scales hi, zeros lo, zeros hi.
-        const int u = w.lane >> 3, part = w.lane & 7;
-        if (u < kGpb && part < 6) {
-          const int64_t at = (group_base + group_of(j, u)) * rows;
-          GroupParams& gp = params[(slot * kUnroll + i) * kGpb + u];
-          if (part < 4) {
-            const bool hi = part >= 2, second = part & 1;
-            if (!second || scale_bytes == 4) {
-              const char* src = static_cast<const char*>(qw.scales) + (at + (hi ? run_hi : run_lo)) * scale_bytes;
-              cp_async((hi ? gp.scale_hi : gp.scale_lo) + second, src + 16 * second, 16);
-            }
-          } else if (qw.zeros != nullptr) {
-            const bool hi = part == 5;
-            const char* src = static_cast<const char*>(qw.zeros) + (at + (hi ? run_hi : run_lo)) * (zero_run_bytes / 8);
-            cp_async(hi ? &gp.zero_hi : &gp.zero_lo, src, zero_run_bytes);
-          }
-        }
+        int g = kGpb == 4 ? (4 * j + pu) >> spg_shift : ig;
+        g = g < last_group ? g : last_group;  // steps past K
+        const uint32_t dst = param_s + (slot * kUnroll + i) * kGpb * static_cast<uint32_t>(sizeof(GroupParams));
+        const char* src = p_src + static_cast<int64_t>(g) * p_stride;
+        if (p_bytes == 16) cp_async16(dst, src);
+        if (p_bytes == 8) cp_async8(dst, src);
+        if (++ir == bpg) ir = 0, ++ig;
       }
     }
     cp_async_commit();
@@ -237,16 +272,22 @@ __global__ void __launch_bounds__(kThreads, 2) wna16_gemv_kernel(GroupedGemvPara
 
   for (int c0 = 0; c0 < w.count; c0 += kTokensPerPass) {
     __syncwarp();  // the previous pass's last reads of the ring are done
+    ig = first_group;
+    ir = first_rem;
 #pragma unroll
     for (int st = 0; st < kStages - 1; ++st) issue(st);
     const T* x_row[kNTiles];
     bool x_valid[kNTiles];
     w.template token_rows<T, kNTiles>(p, c0, x_row, x_valid);
-    float acc[kNTiles][4], part[kNTiles][4];
+    const uint4* xv[kNTiles];  // this lane's 8 k of each token row, in 16-byte units
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt) xv[nt] = opaque(reinterpret_cast<const uint4*>(x_row[nt] + 8 * w.q));
+    float acc[kNTiles][4], part_sum[kNTiles][4];
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) acc[nt][i] = part[nt][i] = 0.0f;
+      for (int i = 0; i < 4; ++i) acc[nt][i] = part_sum[nt][i] = 0.0f;
+    int cr = first_rem;  // block within its group of the next block consumed (kGpb == 1)
 
     for (int st = 0; st < stages; ++st) {
       cp_async_wait<kStages - 2>();  // this lane's copies of stage st have landed
@@ -257,6 +298,7 @@ __global__ void __launch_bounds__(kThreads, 2) wna16_gemv_kernel(GroupedGemvPara
       for (int i = 0; i < kUnroll; ++i) {
         const int j = b_begin + st * kUnroll + i;
         const bool block_ok = j < b_end;
+        const int k_left = kk - 128 * j - 8 * w.q;  // step u is inside K when 32 u < k_left
         uint4 lo[kVecs], hi[kVecs];
 #pragma unroll
         for (int v = 0; v < kVecs; ++v) {
@@ -269,18 +311,18 @@ __global__ void __launch_bounds__(kThreads, 2) wna16_gemv_kernel(GroupedGemvPara
         float s_lo[kGpb], s_hi[kGpb];
 #pragma unroll
         for (int u = 0; u < kGpb; ++u) {
-          z_lo[u] = zero_operand<T, kBits>(qw.zeros ? zero_at<kBits>(gps[u], false, w.g) : midpoint);
-          z_hi[u] = zero_operand<T, kBits>(qw.zeros ? zero_at<kBits>(gps[u], true, w.g) : midpoint);
+          z_lo[u] = has_zeros ? zero_operand<T, kBits>(zero_at<kBits>(gps[u], false, w.g)) : mid_zop;
+          z_hi[u] = has_zeros ? zero_operand<T, kBits>(zero_at<kBits>(gps[u], true, w.g)) : mid_zop;
           // Past the slice the ring holds stale bytes: select 0, never multiply them.
           s_lo[u] = block_ok ? scale_at(gps[u], false, w.g, qw.scale_type) : 0.0f;
           s_hi[u] = block_ok ? scale_at(gps[u], true, w.g, qw.scale_type) : 0.0f;
         }
-        const bool block_ends_group = bpg > 0 && (j + 1) % (bpg > 0 ? bpg : 1) == 0;
+        bool block_ends_group = false;
+        if (kGpb == 1 && block_ok && ++cr == bpg) cr = 0, block_ends_group = true;
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
           const int gu = kGpb == 1 ? 0 : u;  // compile-time index
-          const int k = j * 128 + 32 * u + 8 * w.q;
-          const bool ok = block_ok && k < kk;
+          const bool ok = block_ok && 32 * u < k_left;
           uint32_t words_lo[kVecs == 1 ? 1 : 2], words_hi[kVecs == 1 ? 1 : 2];
           if constexpr (kBits == 4) {
             words_lo[0] = u == 0 ? lo[0].x : u == 1 ? lo[0].y : u == 2 ? lo[0].z : lo[0].w;
@@ -298,22 +340,22 @@ __global__ void __launch_bounds__(kThreads, 2) wna16_gemv_kernel(GroupedGemvPara
           dequant_step<T, kBits>(words_hi, z_hi[gu], a_hi);
 #pragma unroll
           for (int nt = 0; nt < kNTiles; ++nt) {
-            const uint4 x = ok && x_valid[nt] ? load_act(reinterpret_cast<const uint4*>(x_row[nt] + k)) : make_uint4(0, 0, 0, 0);
-            mma_16816<T>(part[nt], a_lo[0], a_hi[0], a_lo[1], a_hi[1], x.x, x.y);
-            mma_16816<T>(part[nt], a_lo[2], a_hi[2], a_lo[3], a_hi[3], x.z, x.w);
+            const uint4 x = ok && x_valid[nt] ? load_act(xv[nt] + (16 * j + 4 * u)) : make_uint4(0, 0, 0, 0);
+            mma_16816<T>(part_sum[nt], a_lo[0], a_hi[0], a_lo[1], a_hi[1], x.x, x.y);
+            mma_16816<T>(part_sum[nt], a_lo[2], a_hi[2], a_lo[3], a_hi[3], x.z, x.w);
           }
           // Step u ends its group, or the slice: scale the group's sums into the result.
           const bool last = u == 3 && j + 1 >= b_end;
-          const bool group_end = kGpb == 4 ? (u & (spg - 1)) == spg - 1 : u == 3 && block_ends_group;
+          const bool group_end = kGpb == 4 ? (u & spg_shift) == spg_shift : u == 3 && block_ends_group;
           if (group_end || last) {
 #pragma unroll
             for (int nt = 0; nt < kNTiles; ++nt) {
-              acc[nt][0] += s_lo[gu] * part[nt][0];
-              acc[nt][1] += s_lo[gu] * part[nt][1];
-              acc[nt][2] += s_hi[gu] * part[nt][2];
-              acc[nt][3] += s_hi[gu] * part[nt][3];
+              acc[nt][0] += s_lo[gu] * part_sum[nt][0];
+              acc[nt][1] += s_lo[gu] * part_sum[nt][1];
+              acc[nt][2] += s_hi[gu] * part_sum[nt][2];
+              acc[nt][3] += s_hi[gu] * part_sum[nt][3];
 #pragma unroll
-              for (int r = 0; r < 4; ++r) part[nt][r] = 0.0f;
+              for (int r = 0; r < 4; ++r) part_sum[nt][r] = 0.0f;
             }
           }
         }
