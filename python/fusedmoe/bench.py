@@ -12,13 +12,14 @@ generator: at decode the experts hit differ draw to draw, so compare TB/s there)
 --compare CSV (the C++ tool's --csv of the same precision) prints its us and TB/s alongside.
 
   python -m fusedmoe.bench [--shapes-file shapes/models.json] [--shape A,B] [--m 1,16,256]
-                           [--precision bf16|w4a16|w8a16] [--compare bench_bf16.csv]
+                           [--precision bf16|w4a16|w8a16] [--seconds 0.05] [--compare bench_bf16.csv]
 """
 import argparse
 import csv
 import json
 import os
 import statistics
+import time
 
 import torch
 
@@ -33,7 +34,10 @@ _ROUTING = {  # bench shape -> (renormalize, scoring, n_group, topk_group, scali
 }
 
 
-def _time_us(fn, flush, iters=30, graph=True):
+def _time_us(fn, flush, seconds=0.05, graph=True):
+    """Median us of about `seconds` worth of runs (10..200), L2 flushed before each: the C++
+    tool's count. It matters at compute-bound points: after tens of milliseconds at full load
+    the H200 reaches its power cap and lowers the SM clock (docs/PERF.md, "Power cap")."""
     fn()
     torch.cuda.synchronize()
     if graph:
@@ -41,8 +45,13 @@ def _time_us(fn, flush, iters=30, graph=True):
         with torch.cuda.graph(g):
             fn()
         fn = g.replay
-    times = []
+        fn()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    iters = int(min(max(seconds / max(time.perf_counter() - t0, 1e-6), 10), 200))
+    times = []
     for i in range(iters):
         flush.fill_(i)
         start.record()
@@ -131,6 +140,7 @@ def main(argv=None):
     p.add_argument("--m", default="1,16,64,256,1024,4096")
     p.add_argument("--precision", default="bf16", choices=["bf16", "w4a16", "w8a16"])
     p.add_argument("--compare", default="", help="the C++ tool's CSV of the same precision")
+    p.add_argument("--seconds", type=float, default=0.05, help="timed runs per point, as the C++ tool's --seconds")
     p.add_argument("--no-loop", action="store_true", help="skip the per-expert loop peer")
     args = p.parse_args(argv)
     with open(args.shapes_file) as f:
@@ -157,13 +167,14 @@ def main(argv=None):
                                                num_expert_group=n_group, topk_group=topk_group,
                                                e_score_correction_bias=bias, routed_scaling_factor=scaling)
             ours = _time_us(lambda: fusedmoe.fused_experts(x, w1, w2, weights, ids, prepared=prepared,
-                                                           apply_router_weight_on_input=on_input), flush)
+                                                           apply_router_weight_on_input=on_input), flush,
+                            args.seconds)
             hit = torch.unique(ids).numel()
             tbs = (hit * expert_bytes + 2.0 * m * h * 2) / ours / 1e6
             gmm_s, gmm_x = f"{'-':>11s}", f"{'-':>8s}"
             if prepared is None:
                 try:
-                    gmm = _time_us(lambda: _grouped_mm_layer(x, w1, w2, weights, ids), flush)
+                    gmm = _time_us(lambda: _grouped_mm_layer(x, w1, w2, weights, ids), flush, args.seconds)
                     gmm_s, gmm_x = f"{gmm:11.1f}", f"{gmm / ours:7.2f}x"
                 except RuntimeError as err:  # shapes torch._grouped_mm does not take
                     gmm_s = f"{'n/a':>11s}"
@@ -171,7 +182,7 @@ def main(argv=None):
             loop_s, loop_x = f"{'-':>10s}", f"{'-':>8s}"
             if not args.no_loop and prepared is None:
                 counts = torch.bincount(ids.reshape(-1).long(), minlength=e).tolist()
-                loop = _time_us(lambda: _loop_layer(x, w1, w2, weights, ids.long(), counts), flush, iters=10,
+                loop = _time_us(lambda: _loop_layer(x, w1, w2, weights, ids.long(), counts), flush, args.seconds,
                                 graph=False)
                 loop_s, loop_x = f"{loop:10.1f}", f"{loop / ours:7.2f}x"
             line = f"{name:20s} {m:6d} {ours:10.1f} {tbs:6.2f} {gmm_s} {gmm_x} {loop_s} {loop_x}"
