@@ -3,7 +3,7 @@
 # (scikit-build-core, no build isolation: no registry there), run the pytest suite and the
 # Python benchmark. Logs go to $OUT (or ./out); a short table is printed last.
 #   device run: bash scripts/python_check.sh          (carry: .deps)
-#   BENCH_M=1,16,256 narrows the benchmark grid; BENCH_M=none skips it; BENCH_PRECISIONS="bf16 w4a16"
+#   BENCH_M=1,16,256 narrows the benchmark grid (default: the C++ tool's); BENCH_M=none skips it; BENCH_PRECISIONS="bf16 w4a16"
 #   picks the precisions (default bf16); CPP_BENCH_DIR=dir with the C++ tool's bench_<p>.csv of
 #   the same run prints its numbers alongside.
 #   Fresh clone: `git bundle create .deps/fusedmoe.bundle HEAD` here (the device copy has no
@@ -70,7 +70,7 @@ if [ "${BENCH_M:-}" != none ]; then
     start=$(date +%s)
     compare=()  # the C++ tool's CSV of the same run, when CPP_BENCH_DIR has one
     [ -n "${CPP_BENCH_DIR:-}" ] && [ -f "$CPP_BENCH_DIR/bench_$precision.csv" ] && compare=(--compare "$CPP_BENCH_DIR/bench_$precision.csv")
-    python3 -m fusedmoe.bench --precision "$precision" --m "${BENCH_M:-1,16,64,256,1024,4096}" "${compare[@]}" \
+    python3 -m fusedmoe.bench --precision "$precision" --m "${BENCH_M:-}" "${compare[@]}" \
       >> "$out/python_bench.txt" 2>&1
     status=$?
     [ $status -eq 0 ] || overall=1

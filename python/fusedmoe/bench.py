@@ -137,14 +137,16 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shapes-file", default=os.environ.get("FUSEDMOE_SHAPES", "shapes/models.json"))
     p.add_argument("--shape", default="")
-    p.add_argument("--m", default="1,16,64,256,1024,4096")
+    p.add_argument("--m", default="", help="batch sizes (default: the shapes file's, up to 4096, as the C++ tool)")
     p.add_argument("--precision", default="bf16", choices=["bf16", "w4a16", "w8a16"])
     p.add_argument("--compare", default="", help="the C++ tool's CSV of the same precision")
     p.add_argument("--seconds", type=float, default=0.05, help="timed runs per point, as the C++ tool's --seconds")
     p.add_argument("--no-loop", action="store_true", help="skip the per-expert loop peer")
     args = p.parse_args(argv)
     with open(args.shapes_file) as f:
-        shapes = json.load(f)["bench_shapes"]
+        spec = json.load(f)
+    shapes = spec["bench_shapes"]
+    batch_sizes = [int(v) for v in args.m.split(",")] if args.m else [m for m in spec["batch_sizes"] if m <= 4096]
     names = args.shape.split(",") if args.shape else list(shapes)
     cpp = _cpp_rows(args.compare, args.precision)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
@@ -160,7 +162,7 @@ def main(argv=None):
             name, (True, "softmax", 0, 0, 1.0, False, False))
         # DeepSeek-V3's correction bias drawn as the C++ tool draws it: 0.1 N(0, 1) per expert.
         bias = 0.1 * torch.randn(e, device="cuda") if use_bias else None
-        for m in (int(v) for v in args.m.split(",")):
+        for m in batch_sizes:
             x = torch.randn(m, h, device="cuda").bfloat16()
             logits = torch.randn(m, e, device="cuda")
             weights, ids = fusedmoe.route_topk(logits, k, renormalize=renorm, scoring_func=scoring,
