@@ -5,7 +5,7 @@
 #   device run: bash scripts/profile.sh mixtral_8x7b_tp1:64 qwen3_30b_a3b_tp1:4096   (carry: .deps)
 #   PATH_ARG=small_m|grouped_gemm|auto (default auto), PRECISION=bf16|w4a16|... (default bf16)
 #   DETAIL=REGEX: also the speed-of-light, occupancy, warp-state and memory sections of the
-#   first two kernels whose names match REGEX (e.g. DETAIL=gemv)
+#   first two kernels whose names match REGEX (e.g. DETAIL=gemv), with the warp stall breakdown
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -49,8 +49,12 @@ for k in ks[first:nxt[0] if nxt else len(ks)]:
 print(f"  {'sum of kernels':60s} {total:9.1f} us")
 PY
   if [ -n "${DETAIL:-}" ]; then
+    # The sections, plus the stall breakdown (cycles per issued instruction by reason) that
+    # the WarpStateStats section only charts.
     ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
-      --section MemoryWorkloadAnalysis --section LaunchStats --csv --print-units base -c 2 -k regex:"$DETAIL" \
+      --section MemoryWorkloadAnalysis --section LaunchStats \
+      --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+      --csv --print-units base -c 2 -k regex:"$DETAIL" \
       "$build/fusedmoe" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --precision "${PRECISION:-bf16}" \
       --seconds 0.001 > "$out/ncu_detail.csv" 2>>"$out/profile.txt"
     python3 - "$out/ncu_detail.csv" >> "$out/profile.txt" <<'PY'

@@ -148,15 +148,22 @@ def test_vllm_style_call_fp16_and_routing_inside():
     assert torch.equal(got, again)
 
 
-def test_real_shape_qwen3(bench_shapes):
+@pytest.mark.parametrize("bits", [4, 8])
+@pytest.mark.parametrize("shape_name", ["mixtral_8x7b_tp1", "qwen2_57b_a14b_tp4", "qwen3_30b_a3b_tp1",
+                                        "deepseek_v3_tp8", "llama4_scout_tp8"])
+def test_bench_shapes(bench_shapes, shape_name, bits):
+    """The five bench shapes of shapes/models.json in GPTQ int4 (zero points) and int8
+    (symmetric), group 128, at decode and just past the GEMV's token tile."""
     import fusedmoe
-    spec = bench_shapes["qwen3_30b_a3b_tp1"]
-    q1, q2, qc, w1, w2 = make_layer("gptq", 4, 128, True, spec["E"], spec["H"], spec["I"])
+    spec = bench_shapes[shape_name]
+    q1, q2, qc, w1, w2 = make_layer("gptq", bits, 128, bits == 4, spec["E"], spec["H"], spec["I"])
     prepared = fusedmoe.prepare_weights(q1, q2, qc)
-    for m in (1, 16):
-        logits = torch.randn(m, spec["E"], device="cuda")
+    del q1, q2, qc
+    for m in (1, 33):
+        gen = torch.Generator(device="cuda").manual_seed(m)
+        logits = torch.randn(m, spec["E"], device="cuda", generator=gen)
         w, ids = route_ref(logits, spec["topk"], renormalize=True)
-        x = torch.randn(m, spec["H"], device="cuda").bfloat16()
+        x = torch.randn(m, spec["H"], device="cuda", generator=gen).bfloat16()
         got = fusedmoe.fused_experts(x, None, None, w, ids, prepared=prepared)
         assert_close(got, experts_ref(x, w1, w2, w, ids), torch.bfloat16)
 
