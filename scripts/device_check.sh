@@ -4,7 +4,8 @@
 # Needs .deps/ carried along (scripts/setup.sh makes it here): CUTLASS headers and the
 # GoogleTest sources. Logs go to $OUT (or ./out): build.log, ctest.log, checks.txt (info,
 # fusedmoe check, sanitizers), bench.txt (every bench table), bench_<precision>.csv, summary.txt.
-#   device run: bash scripts/device_check.sh         (carry: .deps)
+#   device run: bash scripts/device_check.sh         (carry: .deps; first, here:
+#     git rev-parse --short=12 HEAD > .deps/REVISION  so the results name the tree)
 #   BENCH_PRECISIONS="bf16 w4a16 w8a16" (default) picks the benches; BENCH_ARGS narrows them.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,7 +29,9 @@ gpu="$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperatu
 row "gpu" "info" "$gpu"
 
 start=$(t)
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUSEDMOE_CUDA=ON -DFUSEDMOE_TESTS=ON \
+revision=()  # the tree's revision, written here before a device run (the device copy's git lags)
+[ -f .deps/REVISION ] && revision=(-DFUSEDMOE_REVISION="$(cat .deps/REVISION)")
+cmake -S . -B "$build" -G Ninja "${revision[@]}" -DCMAKE_BUILD_TYPE=Release -DFUSEDMOE_CUDA=ON -DFUSEDMOE_TESTS=ON \
   -DCUTLASS_DIR="$root/.deps/cutlass" > "$out/build.log" 2>&1 &&
   cmake --build "$build" -j "$(nproc)" >> "$out/build.log" 2>&1
 status=$?
