@@ -4,8 +4,9 @@
 # Python benchmark. Logs go to $OUT (or ./out); a short table is printed last.
 #   device run: bash scripts/python_check.sh          (carry: .deps)
 #   BENCH_M=1,16,256 narrows the benchmark grid (default: the C++ tool's); BENCH_M=none skips it; BENCH_PRECISIONS="bf16 w4a16"
-#   picks the precisions (default bf16); CPP_BENCH_DIR=dir with the C++ tool's bench_<p>.csv of
-#   the same run prints its numbers alongside.
+#   picks the precisions (default bf16); CPP_BENCH=1 builds the C++ tool and benches the same
+#   points first, and the Python table prints its numbers alongside (or CPP_BENCH_DIR=dir with
+#   its bench_<p>.csv files).
 #   Fresh clone: `git bundle create .deps/fusedmoe.bundle HEAD` here (the device copy has no
 #   .git; .deps is carried), then the device run clones the bundle into /tmp and installs and
 #   tests from that clone with the README's command (CUTLASS from the carried .deps).
@@ -62,6 +63,29 @@ x = torch.randn(4, 256, device='cuda').bfloat16()
 w1 = torch.randn(8, 256, 256, device='cuda').bfloat16(); w2 = torch.randn(8, 256, 128, device='cuda').bfloat16()
 print(fusedmoe.fused_experts(x, w1, w2, torch.ones(4, 2, device='cuda'), torch.zeros(4, 2, dtype=torch.int32, device='cuda')).sum())
 " 2>&1 | grep -E "^#|signal|SIG" | head -30
+  fi
+fi
+if [ "${BENCH_M:-}" != none ] && [ "${CPP_BENCH:-0}" = 1 ]; then
+  # The C++ tool on the same points, just before the Python benchmark, for its comparison.
+  start=$(date +%s)
+  cli=build/cli
+  if cmake -S . -B "$cli" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUSEDMOE_CUDA=ON -DFUSEDMOE_TESTS=OFF \
+       -DCUTLASS_DIR="$root/.deps/cutlass" > "$out/cpp_bench.txt" 2>&1 &&
+     cmake --build "$cli" -j "$(nproc)" --target fusedmoe_cli >> "$out/cpp_bench.txt" 2>&1; then
+    CPP_BENCH_DIR=/tmp/fusedmoe_cpp_bench
+    mkdir -p "$CPP_BENCH_DIR"
+    m_arg=()
+    [ -n "${BENCH_M:-}" ] && m_arg=(--m "$BENCH_M")
+    cpp_status=0
+    for precision in ${BENCH_PRECISIONS:-bf16}; do
+      "$cli/fusedmoe" bench --precision "$precision" "${m_arg[@]}" --csv "$CPP_BENCH_DIR/bench_$precision.csv" \
+        >> "$out/cpp_bench.txt" 2>&1 || cpp_status=1
+    done
+    [ $cpp_status -eq 0 ] || overall=1
+    row "fusedmoe bench (C++)" "$([ $cpp_status -eq 0 ] && echo ok || echo FAIL)" "$(( $(date +%s) - start )) s"
+  else
+    overall=1
+    row "fusedmoe bench (C++)" "FAIL" "build: see cpp_bench.txt"
   fi
 fi
 if [ "${BENCH_M:-}" != none ]; then
