@@ -9,6 +9,7 @@
 #   BENCH_PRECISIONS="bf16 w4a16 w8a16" (default) picks the benches; BENCH_ARGS narrows them.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/device_build.sh"
 cd "$root"
 out="${OUT:-$root/out}"
 mkdir -p "$out"
@@ -29,10 +30,7 @@ gpu="$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperatu
 row "gpu" "info" "$gpu"
 
 start=$(t)
-revision=()  # the tree's revision, written here before a device run (the device copy's git lags)
-[ -f .deps/REVISION ] && revision=(-DFUSEDMOE_REVISION="$(cat .deps/REVISION)")
-cmake -S . -B "$build" -G Ninja "${revision[@]}" -DCMAKE_BUILD_TYPE=Release -DFUSEDMOE_CUDA=ON -DFUSEDMOE_TESTS=ON \
-  -DCUTLASS_DIR="$root/.deps/cutlass" > "$out/build.log" 2>&1 &&
+configure_device_build "$build" ON > "$out/build.log" 2>&1 &&
   cmake --build "$build" -j "$(nproc)" >> "$out/build.log" 2>&1
 status=$?
 if [ $status -ne 0 ]; then

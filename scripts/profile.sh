@@ -8,14 +8,12 @@
 #   first two kernels whose names match REGEX (e.g. DETAIL=gemv), with the warp stall breakdown
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/device_build.sh"
 cd "$root"
 out="${OUT:-$root/out}"
 mkdir -p "$out"
 build=build/device
-revision=()  # the tree's revision, written here before a device run (the device copy's git lags)
-[ -f .deps/REVISION ] && revision=(-DFUSEDMOE_REVISION="$(cat .deps/REVISION)")
-cmake -S . -B "$build" -G Ninja "${revision[@]}" -DCMAKE_BUILD_TYPE=Release -DFUSEDMOE_CUDA=ON -DFUSEDMOE_TESTS=OFF \
-  -DCUTLASS_DIR="$root/.deps/cutlass" > "$out/build.log" 2>&1 &&
+configure_device_build "$build" OFF > "$out/build.log" 2>&1 &&
   cmake --build "$build" -j "$(nproc)" --target fusedmoe_cli >> "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
 : > "$out/profile.txt"

@@ -12,6 +12,7 @@
 #   tests from that clone with the README's command (CUTLASS from the carried .deps).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/device_build.sh"
 out="${OUT:-$root/out}"
 mkdir -p "$out"
 if [ -f "$root/.deps/fusedmoe.bundle" ]; then
@@ -69,8 +70,7 @@ if [ "${BENCH_M:-}" != none ] && [ "${CPP_BENCH:-0}" = 1 ]; then
   # The C++ tool on the same points, just before the Python benchmark, for its comparison.
   start=$(date +%s)
   cli=build/cli
-  if cmake -S . -B "$cli" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUSEDMOE_CUDA=ON -DFUSEDMOE_TESTS=OFF \
-       -DCUTLASS_DIR="$root/.deps/cutlass" > "$out/cpp_bench.txt" 2>&1 &&
+  if configure_device_build "$cli" OFF > "$out/cpp_bench.txt" 2>&1 &&
      cmake --build "$cli" -j "$(nproc)" --target fusedmoe_cli >> "$out/cpp_bench.txt" 2>&1; then
     CPP_BENCH_DIR=/tmp/fusedmoe_cpp_bench
     mkdir -p "$CPP_BENCH_DIR"
