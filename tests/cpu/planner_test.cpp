@@ -11,6 +11,7 @@ namespace fusedmoe {
 namespace {
 
 using testing_util::make_shape;
+using testing_util::integer_quant;
 
 MoeInputs inputs(int64_t m, int64_t h, int64_t i, int32_t e, int32_t k, bool logits) {
   MoeInputs in;
@@ -121,10 +122,7 @@ TEST(Planner, DensePathByRowsPerExpert) {
 }
 
 TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
-  QuantParams q;
-  q.format = WeightFormat::kGPTQ;
-  q.bits = 4;
-  q.group_size = 128;
+  QuantParams q = integer_quant(WeightFormat::kGPTQ, 4, 128, false);
   const int64_t r = kWna16GroupedMinRows;
   EXPECT_EQ(choose_path(q, 8 * (r - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
   EXPECT_EQ(choose_path(q, 8 * r, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
@@ -147,11 +145,7 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
 }
 
 TEST(Planner, PreparedIntegerLayoutSizes) {
-  QuantParams q;
-  q.format = WeightFormat::kGPTQ;
-  q.bits = 4;
-  q.group_size = 128;
-  q.has_zeros = true;
+  QuantParams q = integer_quant(WeightFormat::kGPTQ, 4, 128, true);
   q.has_g_idx = true;
   const ProblemShape s = make_shape(1, 2880, 1408, 4, 2);  // K = 2880 is not a multiple of 128
   const PreparedQuantSizes w13 = prepared_quant_sizes(s, q, Projection::kW13);
@@ -169,11 +163,7 @@ TEST(Planner, PreparedIntegerLayoutSizes) {
 }
 
 TEST(Planner, BindPreparedWeightsPointsIntoStorage) {
-  QuantParams q;
-  q.format = WeightFormat::kGPTQ;
-  q.bits = 4;
-  q.group_size = 128;
-  q.has_zeros = true;
+  const QuantParams q = integer_quant(WeightFormat::kGPTQ, 4, 128, true);
   const ProblemShape s = make_shape(1, 1024, 512, 4, 2);
   const PreparedQuantSizes w13 = prepared_quant_sizes(s, q, Projection::kW13);
   const PreparedQuantSizes w2 = prepared_quant_sizes(s, q, Projection::kW2);
@@ -203,10 +193,7 @@ TEST(Planner, BindPreparedWeightsPointsIntoStorage) {
 }
 
 TEST(Planner, DequantScratchOnTheIntegerGroupedPath) {
-  QuantParams q;
-  q.format = WeightFormat::kAWQ;
-  q.bits = 4;
-  q.has_zeros = true;
+  QuantParams q = integer_quant(WeightFormat::kAWQ, 4, 128, true);
   // Mixtral: one expert's w13 is 2 * 14336 * 4096 * 2 bytes = 224 MiB: two fit 512 MiB.
   const ProblemShape mixtral = make_shape(4096, 4096, 14336, 8, 2);
   EXPECT_EQ(dequant_chunk_experts(mixtral, DType::kBF16), 2);

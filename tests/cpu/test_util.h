@@ -1,4 +1,4 @@
-// Helpers shared by the CPU tests.
+// Helpers shared by the CPU and GPU tests.
 #pragma once
 
 #include "fusedmoe/types.h"
@@ -13,6 +13,17 @@ inline ProblemShape make_shape(int64_t m, int64_t hidden, int64_t inter, int32_t
   s.num_experts = experts;
   s.topk = topk;
   return s;
+}
+
+// Weight-only int4/int8 quantization parameters (FP16 scales unless given).
+inline QuantParams integer_quant(WeightFormat f, int bits, int group, bool zeros, DType scales = DType::kFP16) {
+  QuantParams q;
+  q.format = f;
+  q.bits = bits;
+  q.group_size = group;
+  q.has_zeros = zeros;
+  q.scale_dtype = scales;
+  return q;
 }
 
 }  // namespace fusedmoe::testing_util

@@ -238,14 +238,18 @@ GpuCase custom(int64_t m, int32_t e, int64_t h, int64_t i, int32_t k, const char
   return c;
 }
 
-class DenseLayer : public ::testing::TestWithParam<KernelPath> {
+// Suites run once per forced kernel path (the cases read g_path).
+class ForcedPath : public ::testing::TestWithParam<KernelPath> {
  protected:
   void SetUp() override { g_path = GetParam(); }
   void TearDown() override { g_path = KernelPath::kAuto; }
 };
+#define FORCED_PATH_SUITE(Suite)                                                                          \
+  INSTANTIATE_TEST_SUITE_P(Paths, Suite, ::testing::Values(KernelPath::kSmallM, KernelPath::kGroupedGemm), \
+                           [](const ::testing::TestParamInfo<KernelPath>& info) { return to_string(info.param); })
 
-INSTANTIATE_TEST_SUITE_P(Paths, DenseLayer, ::testing::Values(KernelPath::kSmallM, KernelPath::kGroupedGemm),
-                         [](const ::testing::TestParamInfo<KernelPath>& info) { return to_string(info.param); });
+class DenseLayer : public ForcedPath {};
+FORCED_PATH_SUITE(DenseLayer);
 
 const char* const kBenchShapes[] = {"mixtral_8x7b_tp1", "qwen2_57b_a14b_tp4", "qwen3_30b_a3b_tp1", "deepseek_v3_tp8",
                                     "llama4_scout_tp8"};
@@ -476,24 +480,10 @@ QuantParams named_precision(const char* name) {
   return p.quant;
 }
 
-QuantParams integer_quant(WeightFormat f, int bits, int group, bool zeros, DType scales = DType::kFP16) {
-  QuantParams q;
-  q.format = f;
-  q.bits = bits;
-  q.group_size = group;
-  q.has_zeros = zeros;
-  q.scale_dtype = scales;
-  return q;
-}
+using testing_util::integer_quant;
 
-class QuantLayer : public ::testing::TestWithParam<KernelPath> {
- protected:
-  void SetUp() override { g_path = GetParam(); }
-  void TearDown() override { g_path = KernelPath::kAuto; }
-};
-
-INSTANTIATE_TEST_SUITE_P(Paths, QuantLayer, ::testing::Values(KernelPath::kSmallM, KernelPath::kGroupedGemm),
-                         [](const ::testing::TestParamInfo<KernelPath>& info) { return to_string(info.param); });
+class QuantLayer : public ForcedPath {};
+FORCED_PATH_SUITE(QuantLayer);
 
 // A case on the forced path; layouts wna16_gemv cannot read must be refused on the small-M
 // path with an error naming `path` (they take the dequant path under kAuto).
