@@ -188,6 +188,7 @@ class FusedMoE(torch.nn.Module):
             torch.zeros(num_experts, dtype=torch.float32, device=device), requires_grad=False)
             if e_score_correction_bias else None)
         self.dtype = dtype
+        self.experts_shape = (num_experts, hidden_size, intermediate_size)  # (E, H, I)
         self.quant: Optional[List[int]] = None  # set with the prepared storage by load_weights
         self.register_buffer("prepared_storage", None)
 
@@ -205,12 +206,10 @@ class FusedMoE(torch.nn.Module):
                 self.w2_weight.copy_(w2)
             return
         prepared = prepare_weights(w13, w2, quant_config, act_dtype=self.dtype)
-        e, hidden, inter = prepared.quant[7], prepared.quant[8], prepared.quant[9]
-        want = (self.w2_weight.shape[0], self.w2_weight.shape[1], self.w2_weight.shape[2]) \
-            if self.w2_weight is not None else (e, hidden, inter)
-        if (e, hidden, inter) != want:
-            raise ValueError(f"fusedmoe: FusedMoE.load_weights: expected weights of (E, H, I) = {want}, got "
-                             f"{(e, hidden, inter)} from the packed tensors")
+        got = tuple(prepared.quant[7:10])  # (E, H, I) as the packed tensors give them
+        if got != self.experts_shape:
+            raise ValueError(f"fusedmoe: FusedMoE.load_weights: expected weights of (E, H, I) = {self.experts_shape}, "
+                             f"got {got} from the packed tensors")
         self.w13_weight = None
         self.w2_weight = None
         self.prepared_storage = prepared.storage
