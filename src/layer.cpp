@@ -153,6 +153,21 @@ Status layer_can_implement(const MoeArguments& args) {
                             "columns without act-order (group_size " + str(w.quant.group_size) +
                             (w.quant.has_g_idx ? ", act-order" : "") + ")", to_string(args.path));
   }
+  if (is_fp8_format(w.quant.format)) {
+    if (in.shape.hidden % 16 != 0 || in.shape.inter % 16 != 0) {
+      return not_implemented("fp8_gemv reads 16 e4m3 values per load: hidden and inter must be multiples of 16, got " +
+                             str(in.shape.hidden) + " and " + str(in.shape.inter));
+    }
+    if (w.quant.format == WeightFormat::kFP8Block && w.quant.block_k % 64 != 0) {
+      return not_implemented("fp8_gemv scales whole 64-k steps: block_k must be a multiple of 64, got " +
+                             str(w.quant.block_k));
+    }
+    if (w.quant.act_quant == ActQuant::kPerTensorStatic &&
+        (w.w13.input_scale == nullptr || w.w2.input_scale == nullptr)) {
+      return invalid_argument(w.w13.input_scale == nullptr ? "weights.w13.input_scale" : "weights.w2.input_scale",
+                              "a device pointer to one fp32 scale (per_tensor_static activations)", "nullptr");
+    }
+  }
   const std::pair<const char*, const void*> pointers[] = {
       {"x", in.x}, {"out", args.out}, {"weights.w13.weight", w.w13.weight}, {"weights.w2.weight", w.w2.weight}};
   for (const auto& [name, ptr] : pointers) {
@@ -200,6 +215,55 @@ kernels::QuantWeightsView quant_view(const PreparedWeights& w, Projection which)
   return v;
 }
 
+// The kernels' view of one projection of FP8 weights (the checkpoint's tensors).
+kernels::Fp8WeightsView fp8_view(const PreparedWeights& w, Projection which) {
+  const ProjectionWeights& p = which == Projection::kW13 ? w.w13 : w.w2;
+  kernels::Fp8WeightsView v;
+  v.w = static_cast<const uint8_t*>(p.weight);
+  v.scales = static_cast<const float*>(p.scales);
+  v.kind = w.quant.format == WeightFormat::kFP8PerTensor    ? kernels::Fp8WeightScale::kTensor
+           : w.quant.format == WeightFormat::kFP8PerChannel ? kernels::Fp8WeightScale::kRow
+                                                            : kernels::Fp8WeightScale::kBlock;
+  v.n = projection_rows(w.shape, which);
+  v.k = projection_cols(w.shape, which);
+  v.block_n = w.quant.block_n;
+  v.block_k = w.quant.block_k;
+  return v;
+}
+
+kernels::Fp8ActScale fp8_act_kind(ActQuant a) {
+  return a == ActQuant::kPerToken ? kernels::Fp8ActScale::kRow
+         : a == ActQuant::kPerGroup ? kernels::Fp8ActScale::kGroup
+                                    : kernels::Fp8ActScale::kTensor;
+}
+
+// FP8 activation quantization of `in` [rows, cols] (rows past *live_rows skipped): e4m3
+// values in fp16 with their scales (fp8_gemv), or q * s in the activation dtype (the grouped
+// path; in place allowed). Per-tensor dynamic scales reduce the amax first.
+Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const void* in, int64_t rows, int64_t cols,
+                            const int64_t* live_rows, const float* static_scale, float* amax, bool dequantize,
+                            void* out, float* scales, const char* what, cudaStream_t stream) {
+  kernels::Fp8QuantParams p;
+  p.elem = elem;
+  p.in = in;
+  p.rows = rows;
+  p.cols = cols;
+  p.live_rows = live_rows;
+  p.kind = fp8_act_kind(q.act_quant);
+  p.group = q.block_k;
+  p.dequantize = dequantize;
+  p.out = out;
+  p.scales = scales;
+  if (q.act_quant == ActQuant::kPerTensorStatic) p.tensor_scale = static_scale;
+  if (q.act_quant == ActQuant::kPerTensorDynamic) {
+    const cudaError_t err = kernels::launch_fp8_amax(elem, in, rows, cols, live_rows, amax, stream);
+    if (err != cudaSuccess) return cuda_error(err, std::string("fp8_amax ") + what);
+    p.amax = amax;
+  }
+  const cudaError_t err = kernels::launch_fp8_quantize(p, stream);
+  return err == cudaSuccess ? Status() : cuda_error(err, std::string("fp8_quantize ") + what);
+}
+
 }  // namespace
 
 Status gpu_prepare_quant(const ProblemShape& shape, const MoeWeights& ck, void* storage, cudaStream_t stream,
@@ -244,7 +308,9 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
   const ProblemShape& s = in.shape;
   const int64_t pairs = s.m * s.topk;
   const int32_t max_active = static_cast<int32_t>(std::min<int64_t>(s.num_experts, pairs));
-  const bool integer = is_integer_format(args.weights->quant.format);
+  const QuantParams& quant = args.weights->quant;
+  const bool integer = is_integer_format(quant.format);
+  const bool fp8 = is_fp8_format(quant.format);
   kernels::GroupedGemvParams g;
   g.elem = elem_type(in.act_dtype);
   g.act = gated_act(in.activation);
@@ -257,7 +323,8 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
   g.expert_offsets = al.expert_offsets;
   g.sorted_pairs = al.sorted_pairs;
   g.active_experts = al.active_experts;
-  auto gemm = [&](bool gate_up, const void* x, const void* w, void* out, int64_t n_out, int64_t k) {
+  auto gemm = [&](bool gate_up, const void* x, const void* w, void* out, int64_t n_out, int64_t k,
+                  const float* x_scales) {
     g.gate_up = gate_up;
     g.x = x;
     g.w = w;
@@ -267,20 +334,43 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     // wna16_gemv's warps keep two pipeline stages of K per split, the dense kernel 4 steps of 32.
     const kernels::QuantWeightsView v =
         integer ? quant_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2) : kernels::QuantWeightsView();
+    // fp8_gemv: one pipeline block of two 64-k steps.
     const int64_t unit =
-        integer ? 2 * 128 * kernels::wna16_stage_blocks(v.bits, kernels::wna16_block_groups(v.groups, v.group_size)) : 128;
+        integer ? 2 * 128 * kernels::wna16_stage_blocks(v.bits, kernels::wna16_block_groups(v.groups, v.group_size))
+                : 128;
     const SmallMGemmConfig cfg =
         choose_small_m_config(kernels::grouped_gemv_tiles(gate_up, n_out), max_active, pairs, k, sms, unit);
     g.split_k = cfg.split_k;
     g.n_tiles = cfg.n_tiles;
-    const cudaError_t e = integer ? kernels::launch_wna16_gemv(g, v, stream) : kernels::launch_grouped_gemv(g, stream);
-    const char* kernel = integer ? "wna16_gemv" : "small_m_splitk";
+    cudaError_t e = cudaSuccess;
+    if (fp8) {
+      kernels::Fp8ActView xv;
+      xv.kind = fp8_act_kind(quant.act_quant);
+      xv.scales = x_scales;
+      xv.group = quant.block_k;
+      e = kernels::launch_fp8_gemv(g, fp8_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2), xv, stream);
+    } else {
+      e = integer ? kernels::launch_wna16_gemv(g, v, stream) : kernels::launch_grouped_gemv(g, stream);
+    }
+    const char* kernel = fp8 ? "fp8_gemv" : integer ? "wna16_gemv" : "small_m_splitk";
     return e == cudaSuccess ? Status() : cuda_error(e, std::string(kernel) + (gate_up ? " gate-up launch" : " down launch"));
   };
   void* intermediate = at<void>(workspace, ws, "intermediate");
   void* expert_out = at<void>(workspace, ws, "expert_out");
-  FUSEDMOE_RETURN_IF_ERROR(gemm(true, in.x, args.weights->w13.weight, intermediate, s.inter, s.hidden));
-  return gemm(false, intermediate, args.weights->w2.weight, expert_out, s.hidden, s.inter);
+  if (!fp8) {
+    FUSEDMOE_RETURN_IF_ERROR(gemm(true, in.x, args.weights->w13.weight, intermediate, s.inter, s.hidden, nullptr));
+    return gemm(false, intermediate, args.weights->w2.weight, expert_out, s.hidden, s.inter, nullptr);
+  }
+  // FP8: x was quantized by layer_run; the activation output is quantized between the GEMMs
+  // (its live rows: the local pairs, expert_offsets[E]).
+  void* quantized = at<void>(workspace, ws, "intermediate_quantized");
+  float* scales = at<float>(workspace, ws, "intermediate_scales");
+  FUSEDMOE_RETURN_IF_ERROR(gemm(true, at<void>(workspace, ws, "x_quantized"), nullptr, intermediate, s.inter, s.hidden,
+                                at<float>(workspace, ws, "x_scales")));
+  FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, g.elem, intermediate, pairs, s.inter, al.expert_offsets + s.num_experts,
+                                                args.weights->w2.input_scale, at<float>(workspace, ws, "amax") + 1,
+                                                false, quantized, scales, "intermediate", stream));
+  return gemm(false, quantized, nullptr, expert_out, s.hidden, s.inter, scales);
 }
 
 // Tensor-core path: x's rows gathered in expert order, GEMM1 into the gate/up halves, the
@@ -294,7 +384,11 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
   void* gate_up = at<void>(workspace, ws, "gate_up");
   void* intermediate = at<void>(workspace, ws, "intermediate");
 
-  FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, at<int32_t>(workspace, ws, "row_of_pair"), stream));
+  const QuantParams& quant = args.weights->quant;
+  const bool fp8 = is_fp8_format(quant.format);
+  MoeInputs gather_in = in;  // FP8: the rows of x as quantized (q * s) by layer_run
+  if (fp8) gather_in.x = at<void>(workspace, ws, "x_quantized");
+  FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(gather_in, al, rows, at<int32_t>(workspace, ws, "row_of_pair"), stream));
 
   kernels::GroupedGemmParams gp;
   gp.workspace = at<void>(workspace, ws, "gemm_workspace");
@@ -303,8 +397,8 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
   // One GEMM over all experts; integer weights a chunk of experts at a time, each chunk first
   // dequantized into the workspace (the scheduler reads expert_offsets from the chunk's first
   // expert on; row offsets stay absolute).
-  const bool integer = is_integer_format(args.weights->quant.format);
-  const int32_t chunk = integer ? dequant_chunk_experts(s, in.act_dtype) : s.num_experts;
+  const bool integer = is_integer_format(quant.format);
+  const int32_t chunk = integer || fp8 ? dequant_chunk_experts(s, in.act_dtype) : s.num_experts;
   auto gemm = [&](Projection which, const void* a, void* d) -> Status {
     const bool w13 = which == Projection::kW13;
     gp.n = w13 ? 2 * s.inter : s.hidden;
@@ -326,6 +420,17 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
         const cudaError_t err = kernels::launch_wna16_dequant(dq, stream);
         if (err != cudaSuccess) return cuda_error(err, std::string("wna16_dequant ") + to_string(which));
         gp.b = dq.out;
+      } else if (fp8) {
+        kernels::Fp8DequantParams dq;
+        dq.elem = elem;
+        dq.w = fp8_view(*args.weights, which);
+        dq.e0 = e0;
+        dq.experts = gp.num_groups;
+        dq.expert_counts = al.expert_counts;
+        dq.out = at<void>(workspace, ws, "dequant_weights");
+        const cudaError_t err = kernels::launch_fp8_dequant(dq, stream);
+        if (err != cudaSuccess) return cuda_error(err, std::string("fp8_dequant ") + to_string(which));
+        gp.b = dq.out;
       }
       const cudaError_t err = kernels::launch_grouped_gemm(elem, gp, stream);
       if (err != cudaSuccess) return cuda_error(err, std::string("sm90_bf16_grouped_gemm ") + to_string(which) + " launch");
@@ -334,6 +439,13 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
   };
   FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, gate_up));
   FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
+  if (fp8) {  // the activation output quantized in place (q * s), as fp8_gemv's path reads it
+    FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, elem, intermediate, s.m * s.topk, s.inter,
+                                                  al.expert_offsets + s.num_experts, args.weights->w2.input_scale,
+                                                  at<float>(workspace, ws, "amax") + 1, true, intermediate,
+                                                  at<float>(workspace, ws, "intermediate_scales"), "intermediate",
+                                                  stream));
+  }
   return gemm(Projection::kW2, intermediate, rows);
 }
 
@@ -374,6 +486,12 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream));
 
   const bool grouped = path == KernelPath::kGroupedGemm;
+  if (is_fp8_format(args.weights->quant.format)) {  // x quantized once (amax over every token)
+    FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(args.weights->quant, elem_type(in.act_dtype), in.x, s.m, s.hidden,
+                                                  nullptr, args.weights->w13.input_scale, at<float>(workspace, ws, "amax"),
+                                                  grouped, at<void>(workspace, ws, "x_quantized"),
+                                                  at<float>(workspace, ws, "x_scales"), "x", stream));
+  }
   FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, al, topk_weights, workspace, ws, sms, stream)
                                    : run_small_m(args, al, topk_weights, workspace, ws, sms, stream));
 

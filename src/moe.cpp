@@ -28,16 +28,16 @@ Status no_kernel(const QuantParams& q, DType act_dtype) {
 // 16-byte pieces): a PreparedWeights filled by hand must fail here, not in a kernel.
 Status check_prepared_pointers(const PreparedWeights& w) {
   const bool integer = is_integer_format(w.quant.format);
-  if (!integer && w.quant.format != WeightFormat::kDense) return Status();  // no kernels to feed yet
+  const bool fp8 = is_fp8_format(w.quant.format);  // the checkpoint's e4m3 weights and fp32 scales
   const std::string from = "pointer from prepare_weights() or bind_prepared_weights()";
   for (Projection which : {Projection::kW13, Projection::kW2}) {
     const ProjectionWeights& p = which == Projection::kW13 ? w.w13 : w.w2;
     const std::string name = std::string("weights.") + to_string(which);
     const std::pair<const char*, const void*> parts[] = {{".weight", p.weight},
-                                                         {".scales", integer ? p.scales : nullptr},
+                                                         {".scales", integer || fp8 ? p.scales : nullptr},
                                                          {".zeros", integer && w.quant.has_zeros ? p.zeros : nullptr},
                                                          {".g_idx", integer && w.quant.has_g_idx ? p.g_idx : nullptr}};
-    const bool needed[] = {true, integer, integer && w.quant.has_zeros, integer && w.quant.has_g_idx};
+    const bool needed[] = {true, integer || fp8, integer && w.quant.has_zeros, integer && w.quant.has_g_idx};
     for (size_t i = 0; i < 4; ++i) {
       if (!needed[i]) continue;
       if (parts[i].second == nullptr) return invalid_argument(name + parts[i].first, "a " + from, "nullptr");
@@ -74,10 +74,6 @@ Status can_implement(const MoeArguments& args) {
   FUSEDMOE_RETURN_IF_ERROR(check_prepared_pointers(*args.weights));
   if (args.inputs.shape.m > 0 && args.out == nullptr) {
     return invalid_argument("out", "a pointer to [m, hidden] output", "nullptr");
-  }
-  if (args.path != KernelPath::kAuto && is_fp8_format(args.weights->quant.format)) {
-    return invalid_argument("path", std::string("auto for ") + to_string(args.weights->quant.format) + " weights",
-                            to_string(args.path));
   }
   if (!kernel_family_available(kernel_family_for(args.weights->quant))) {
     return no_kernel(args.weights->quant, args.inputs.act_dtype);

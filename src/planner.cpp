@@ -50,7 +50,8 @@ std::string kernel_families_description(const QuantParams& q) {
 bool kernel_family_available(KernelFamily family) {
 #ifdef FUSEDMOE_WITH_CUDA
   return family == KernelFamily::kSmallMSplitK || family == KernelFamily::kSm90Bf16GroupedGemm ||
-         family == KernelFamily::kWna16GroupedGemm;
+         family == KernelFamily::kWna16GroupedGemm || family == KernelFamily::kSm90Fp8GroupedGemm ||
+         family == KernelFamily::kSm90Fp8GroupedGemmBlockscale;
 #else
   (void)family;
   return false;  // a CPU-only build has no kernels
@@ -70,9 +71,11 @@ bool wna16_gemv_supports(const QuantParams& q) {
 
 KernelPath choose_path(const QuantParams& q, int64_t pairs, int64_t num_experts, int64_t inter, KernelPath forced) {
   const bool integer = is_integer_format(q.format);
-  if (!integer && q.format != WeightFormat::kDense) return KernelPath::kAuto;
   if (forced != KernelPath::kAuto) return forced;
   const int64_t active = std::max<int64_t>(1, std::min(num_experts, pairs));
+  if (is_fp8_format(q.format)) {
+    return pairs >= kFp8GroupedMinRows * active ? KernelPath::kGroupedGemm : KernelPath::kSmallM;
+  }
   if (integer) {
     if (!wna16_gemv_supports(q)) return KernelPath::kGroupedGemm;
     return pairs >= kWna16GroupedMinRows * active ? KernelPath::kGroupedGemm : KernelPath::kSmallM;
@@ -195,7 +198,6 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
   const int64_t e = s.num_experts;
   const int64_t act_bytes = dtype_size(in.act_dtype);
   const bool fp8 = q.act_quant != ActQuant::kNone;
-  const int64_t elem = fp8 ? 1 : act_bytes;
   const bool grouped = path == KernelPath::kGroupedGemm;
   const std::string pair_str = "m * topk = " + str(pairs);
 
@@ -213,12 +215,15 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
   if (grouped) FUSEDMOE_RETURN_IF_ERROR(b.add("row_of_pair", pairs, 4, pair_str));
   int64_t count = 0;
   if (fp8) {
-    // x quantized once before GEMM1, with its scales (at most one per block_k columns).
+    // x quantized once before GEMM1 (e4m3 values held in fp16 for fp8_gemv, or dequantized
+    // to the activation dtype for the grouped path: 2 bytes either way), with its scales (at
+    // most one per block_k columns); the amax of x and of the intermediate (per-tensor).
     if (!checked_mul(s.m, s.hidden, &count)) return invalid_argument("m * hidden", "< 2^63", str(s.m));
-    FUSEDMOE_RETURN_IF_ERROR(b.add("x_quantized", count, 1, "m * hidden"));
+    FUSEDMOE_RETURN_IF_ERROR(b.add("x_quantized", count, 2, "m * hidden"));
     const int64_t groups = (s.hidden + q.block_k - 1) / q.block_k;
     if (!checked_mul(s.m, groups, &count)) return invalid_argument("m * groups", "< 2^63", str(s.m));
     FUSEDMOE_RETURN_IF_ERROR(b.add("x_scales", count, 4, "m * hidden groups"));
+    FUSEDMOE_RETURN_IF_ERROR(b.add("amax", 2, 4, "2"));
   }
   if (grouped) {
     // GEMM1's output before the activation: gate and up halves, 2I columns per sorted row.
@@ -231,8 +236,11 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
   if (!checked_mul(pairs, s.inter, &count)) {
     return invalid_argument("m * topk * inter", "< 2^63", pair_str + " * " + str(s.inter));
   }
-  FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate", count, elem, "m * topk * inter"));
+  FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate", count, act_bytes, "m * topk * inter"));
   if (fp8) {
+    // fp8_gemv's down GEMM reads the intermediate quantized (fp16 holding e4m3); the grouped
+    // path quantizes it in place.
+    if (!grouped) FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate_quantized", count, 2, "m * topk * inter"));
     const int64_t groups = (s.inter + q.block_k - 1) / q.block_k;
     if (!checked_mul(pairs, groups, &count)) return invalid_argument("m * topk * groups", "< 2^63", pair_str);
     FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate_scales", count, 4, "m * topk * inter groups"));
@@ -243,7 +251,7 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
     return invalid_argument("m * topk * hidden", "< 2^63", pair_str + " * " + str(s.hidden));
   }
   FUSEDMOE_RETURN_IF_ERROR(b.add("expert_out", count, act_bytes, "m * topk * hidden"));
-  if (grouped && is_integer_format(q.format)) {
+  if (grouped && (is_integer_format(q.format) || is_fp8_format(q.format))) {
     // Dequantized weights of one chunk of experts at the larger projection (w13: 2I x H).
     const int64_t chunk = dequant_chunk_experts(s, in.act_dtype);
     if (!checked_mul(chunk * 2 * s.inter, s.hidden, &count)) {

@@ -43,8 +43,11 @@ bool kernel_family_available(KernelFamily family);
 /// (wna16_gemv_supports). Measured on the H200 with both paths forced (docs/PERF.md, v11): at
 /// r = 32 wna16_gemv wins (Qwen2 482 vs 791 us, DeepSeek-V3 2013 vs 2845 us), at r = 64 the
 /// dequant path (Mixtral 2231 vs 2628, Qwen3 987 vs 1167, Scout 392 vs 532 us).
-/// FP8 formats: kAuto (no kernel yet).
+/// FP8 formats: fp8_gemv below r = kFp8GroupedMinRows, then the weights dequantized into
+/// bf16/fp16 chunks + the grouped GEMM on fake-quantized activations (not yet measured: the
+/// threshold is the dense one's).
 inline constexpr int64_t kGroupedMinRowsPerExpert = 6;
+inline constexpr int64_t kFp8GroupedMinRows = 6;
 inline constexpr int64_t kGroupedMinRowsSmallInter = 2;
 inline constexpr int64_t kSmallInter = 256;
 inline constexpr int64_t kWna16GroupedMinRows = 48;

@@ -69,9 +69,9 @@ Status bind_prepared_weights(const ProblemShape& shape, DType act_dtype, const Q
 Status route_topk(const ProblemShape& shape, const RoutingConfig& routing, DType logits_dtype,
                   const void* logits, int32_t* topk_ids, float* topk_weights, cudaStream_t stream);
 
-/// Which kernels serve a dense (bf16/fp16) or weight-only int4/int8 layer. kAuto lets the
+/// Which kernels serve the layer (dense, weight-only int4/int8 or FP8). kAuto lets the
 /// planner choose from the batch (the default, fast without tuning); the others force one
-/// path, for benchmarks and tests. FP8 formats accept only kAuto.
+/// path, for benchmarks and tests.
 enum class KernelPath {
   kAuto,
   kSmallM,       ///< weight-streaming tensor-core GEMV with split-K (decode): small_m_splitk for
@@ -85,7 +85,7 @@ Status parse_kernel_path(const std::string& name, KernelPath* out);
 
 struct MoeArguments;
 /// The path run() takes for these arguments (kSmallM or kGroupedGemm for dense and integer
-/// weights; FP8 formats report kAuto). Host-only, no device needed.
+/// weights, and FP8). Host-only, no device needed.
 Status planned_path(const MoeArguments& args, KernelPath* out);
 
 /// One call of the layer.

@@ -123,6 +123,74 @@ FUSEDMOE_HOST_DEVICE constexpr int wna16_stage_blocks(int bits, bool block_group
 /// scaled by their group's scale in fp32. Same fields as GroupedGemvParams apart from `w`.
 cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream);
 
+/// FP8 e4m3 weights of one projection as the checkpoint holds them (docs/FORMATS.md):
+/// w [E, N, K] bytes, fp32 scales per expert [E], per row [E, N] or per block
+/// [E, ceil(N / block_n), ceil(K / block_k)].
+enum class Fp8WeightScale { kTensor, kRow, kBlock };
+struct Fp8WeightsView {
+  const uint8_t* w = nullptr;
+  const float* scales = nullptr;
+  Fp8WeightScale kind = Fp8WeightScale::kTensor;
+  int64_t n = 0;
+  int64_t k = 0;
+  int32_t block_n = 128;
+  int32_t block_k = 128;
+};
+
+/// Activation scales of an FP8-quantized matrix [rows, cols]: one for the tensor (scales[0]),
+/// one per row [rows], or one per row and group of `group` columns [rows, ceil(cols / group)].
+enum class Fp8ActScale { kTensor, kRow, kGroup };
+
+/// fp8_amax: *amax = max |in| over the first rows (or *live_rows, when given) of [rows, cols].
+cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t cols, const int64_t* live_rows,
+                            float* amax, cudaStream_t stream);
+
+/// fp8_quantize: q = e4m3(v / s) (round to nearest even, saturating at +-448) per row of
+/// `in` [rows, cols] (rows past *live_rows, when given, are skipped), s = amax / 448 (1 for
+/// an all-zero span) over the span the kind says, or the static scale. dequantize = false:
+/// out [rows, cols] fp16 holding the e4m3 values exactly, scales written (kTensor:
+/// scales[0]); true: out [rows, cols] in elem holding q * s, scales may be nullptr.
+struct Fp8QuantParams {
+  ElemType elem = ElemType::kBF16;
+  const void* in = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;                   // a multiple of 8
+  const int64_t* live_rows = nullptr;  // device row count (the layer's local pairs), or nullptr
+  Fp8ActScale kind = Fp8ActScale::kRow;
+  int32_t group = 128;                // kGroup: a multiple of 8
+  const float* tensor_scale = nullptr;  // kTensor static: the scale; else nullptr
+  const float* amax = nullptr;          // kTensor dynamic: launch_fp8_amax's result
+  bool dequantize = false;
+  void* out = nullptr;
+  float* scales = nullptr;
+};
+cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream);
+
+/// fp8_gemv: small_m_splitk's grid, split-K and epilogue over e4m3 weights and activations
+/// quantized by fp8_quantize (fp16 holding e4m3 values: products exact, fp32 accumulation),
+/// weight and activation scales applied in fp32 after the MMAs (per 128-k block for block
+/// weights, at the end otherwise). p.x: the quantized activations [rows, K] fp16; p.w
+/// unused (w.w); p.elem: the output dtype. K a multiple of 16; block_k a multiple of 64.
+struct Fp8ActView {
+  Fp8ActScale kind = Fp8ActScale::kRow;
+  const float* scales = nullptr;
+  int32_t group = 128;  // kGroup: columns per scale (= the weights' block_k)
+};
+cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
+                            cudaStream_t stream);
+
+/// fp8_dequant: experts e0 .. e0 + experts - 1 of FP8 weights into out [experts, N, K] in elem
+/// (e4m3 * scale, rounded once), experts without pairs skipped.
+struct Fp8DequantParams {
+  ElemType elem = ElemType::kBF16;
+  Fp8WeightsView w;
+  int32_t e0 = 0;
+  int32_t experts = 0;
+  const int32_t* expert_counts = nullptr;  // [E] or nullptr (all)
+  void* out = nullptr;
+};
+cudaError_t launch_fp8_dequant(const Fp8DequantParams& p, cudaStream_t stream);
+
 /// Source checkpoint formats of wna16_repack.
 enum class QuantSource { kGPTQ, kAWQ, kMoeWNA16 };
 struct QuantRepackParams {

@@ -66,10 +66,17 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   WorkspaceLayout ws;
   ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
   EXPECT_EQ(ws.find("topk_ids"), nullptr);  // routing given by the caller
-  EXPECT_EQ(ws.find("x_quantized")->bytes, 16u * 7168u);
+  // Quantized activations held in 2 bytes (fp16 e4m3 values, or q * s in bf16).
+  EXPECT_EQ(ws.find("x_quantized")->bytes, 16u * 7168u * 2u);
   EXPECT_EQ(ws.find("x_scales")->bytes, 16u * 56u * 4u);
-  EXPECT_EQ(ws.find("intermediate")->bytes, 16u * 8u * 256u);  // one byte per element
+  EXPECT_EQ(ws.find("amax")->bytes, 2u * 4u);
+  EXPECT_EQ(ws.find("intermediate")->bytes, 16u * 8u * 256u * 2u);
+  EXPECT_EQ(ws.find("intermediate_quantized"), nullptr);  // the grouped path quantizes in place
   EXPECT_EQ(ws.find("intermediate_scales")->bytes, 16u * 8u * 2u * 4u);
+  EXPECT_NE(ws.find("dequant_weights"), nullptr);
+  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kSmallM, 0, &ws).ok());
+  EXPECT_EQ(ws.find("intermediate_quantized")->bytes, 16u * 8u * 256u * 2u);
+  EXPECT_EQ(ws.find("dequant_weights"), nullptr);
 }
 
 TEST(Planner, SixtyFourBitSizes) {
@@ -138,10 +145,13 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   q.has_g_idx = true;
   EXPECT_FALSE(wna16_gemv_supports(q));
   EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
-  // FP8 has no path yet.
+  // FP8: fp8_gemv below kFp8GroupedMinRows rows per active expert, then the dequant path.
   q = QuantParams();
   q.format = WeightFormat::kFP8Block;
-  EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kAuto);
+  q.act_quant = ActQuant::kPerGroup;
+  EXPECT_EQ(choose_path(q, 8 * (kFp8GroupedMinRows - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 8 * kFp8GroupedMinRows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kGroupedGemm), KernelPath::kGroupedGemm);  // forced
 }
 
 TEST(Planner, PreparedIntegerLayoutSizes) {
@@ -232,10 +242,13 @@ TEST(Planner, PlannedPathThroughTheApi) {
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kGroupedGemm);
   w.quant = QuantParams();
-  w.quant.format = WeightFormat::kFP8PerTensor;  // no FP8 kernels yet
+  w.quant.format = WeightFormat::kFP8PerTensor;  // FP8: fp8_gemv, then the dequant path
   w.quant.act_quant = ActQuant::kPerTensorDynamic;
   ASSERT_TRUE(planned_path(args, &p).ok());
-  EXPECT_EQ(p, KernelPath::kAuto);
+  EXPECT_EQ(p, KernelPath::kGroupedGemm);
+  args.inputs.shape.m = 4;
+  ASSERT_TRUE(planned_path(args, &p).ok());
+  EXPECT_EQ(p, KernelPath::kSmallM);
   args.inputs.shape.hidden = 2048;  // weights prepared for another shape
   EXPECT_EQ(planned_path(args, &p).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(planned_path(args, nullptr).message(), "out: expected non-null, got nullptr");

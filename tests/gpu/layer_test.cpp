@@ -594,5 +594,69 @@ TEST(QuantLayerAuto, LargeBatch) {
   run_case(c);
 }
 
+// ---- FP8 W8A8 (e4m3 weights and activations) ----
+
+class Fp8Layer : public ForcedPath {};
+FORCED_PATH_SUITE(Fp8Layer);
+
+void run_fp8_case(GpuCase c, const QuantParams& q) {
+  c.quant = q;
+  c.path = g_path;
+  run_case(c);
+}
+
+QuantParams fp8_quant(WeightFormat f, ActQuant a) {
+  QuantParams q;
+  q.format = f;
+  q.act_quant = a;
+  return q;
+}
+
+TEST_P(Fp8Layer, EveryScalingModeOnBenchShapes) {
+  REQUIRE_GPU();
+  for (const char* precision : {"fp8_tensor", "fp8_channel", "fp8_block"}) {
+    SCOPED_TRACE(precision);
+    const QuantParams q = named_precision(precision);
+    for (const char* name : kBenchShapes) {
+      for (int64_t m : {1, 3, 16, 64}) run_fp8_case(bench_case(name, m), q);
+      // Rows sampled; not under per-tensor dynamic scales (the reference needs every token).
+      if (q.act_quant != ActQuant::kPerTensorDynamic) run_fp8_case(bench_case(name, 255, 16), q);
+    }
+  }
+}
+
+TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
+  REQUIRE_GPU();
+  const QuantParams block = fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup);
+  const QuantParams channel = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken);
+  // H = 2880 and I = 1360: the last 128-blocks of both dimensions partial, I's last 64-k step too.
+  run_fp8_case(custom(19, 60, 2880, 1360, 4, "softmax_topk_renormalize"), block);
+  run_fp8_case(custom(0, 8, 256, 128, 2, "uniform"), block);             // empty batch
+  run_fp8_case(custom(5, 64, 256, 128, 2, "uniform"), channel);          // most experts empty
+  run_fp8_case(custom(33, 16, 512, 256, 4, "one_expert"), block);        // every token on expert 0
+  run_fp8_case(custom(300, 8, 512, 256, 2, "skewed"), channel);          // many rows per expert
+  run_fp8_case(custom(7, 256, 7168, 256, 8, "uniform"), block);          // DeepSeek-V3 TP8's experts, E = 256
+  GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
+  ep.ep_half = true;  // half the experts on other GPUs: the intermediate's live rows only
+  run_fp8_case(ep, fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic));
+  run_fp8_case(custom(13, 16, 1024, 512, 2, "softmax_topk"), fp8_quant(WeightFormat::kFP8PerChannel,
+                                                                        ActQuant::kPerTensorStatic));
+  run_fp8_case(custom(13, 16, 1024, 512, 2, "softmax_topk"), fp8_quant(WeightFormat::kFP8PerTensor,
+                                                                        ActQuant::kPerToken));
+  GpuCase h = custom(13, 16, 1024, 512, 2, "softmax_topk");
+  h.act = DType::kFP16;
+  run_fp8_case(h, block);
+  run_fp8_case(bench_case("llama4_scout_tp8", 9), channel);  // weight applied on input
+}
+
+TEST(Fp8LayerAuto, LargeBatch) {
+  REQUIRE_GPU();
+  for (const char* name : kBenchShapes) {
+    GpuCase c = bench_case(name, 1024, 12);
+    c.quant = named_precision("fp8_block");
+    run_case(c);
+  }
+}
+
 }  // namespace
 }  // namespace fusedmoe

@@ -1,0 +1,401 @@
+// FP8 e4m3 (W8A8) pieces: activation quantization (amax, quantize), the decode GEMV and the
+// weight dequantization for the tensor-core path.
+//
+// Quantization (docs/FORMATS.md, "FP8 e4m3"): q = e4m3(v / s), round to nearest even,
+// saturating at +-448, s = amax / 448 over the span (the tensor, a row, or a row's group),
+// 1 for an all-zero span. The GEMV reads the quantized activations as fp16 holding the e4m3
+// values exactly (every e4m3 value is an fp16 value), so its fp16 MMAs multiply the same
+// operands an fp8 MMA would, with fp32 accumulation.
+//
+// fp8_gemv: small_m_splitk's grid, split-K and epilogue (gemv_common.cuh). Lane (g, q) loads
+// 16 consecutive k of its two weight rows per 64-k step (one 16-byte load each) and the same
+// 16 k of its token's quantized row (two 16-byte loads), converts the weight bytes pairwise
+// to fp16 (cvt e4m3x2 -> f16x2) and feeds four m16n8k16 MMAs: MMA m takes the lane's k
+// 16 q + 4 m + {0, 1} as the fragment's logical k {2q, 2q + 1} and 16 q + 4 m + {2, 3} as
+// {2q + 8, 2q + 9}, for the weights and the activations alike, so each MMA sums 16 distinct k.
+// Scales: block weights with per-group activations multiply each block_k's partial sums by
+// the row's block scale and the token's group scale; per-tensor/per-row scales multiply the
+// sums once at the end.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "gemv_common.cuh"
+
+namespace fusedmoe::kernels {
+
+namespace {
+
+using gemv::kThreads;
+using gemv::kWarps;
+using gemv::mma_16816;
+
+constexpr float kE4M3Max = 448.0f;
+
+__device__ __forceinline__ float dynamic_scale(float amax) {
+  const float s = amax / kE4M3Max;
+  return s > 0.0f ? s : 1.0f;
+}
+
+// |v| as bits that order like the values (non-negative floats), for atomicMax.
+__device__ __forceinline__ unsigned int abs_bits(float v) { return __float_as_uint(fabsf(v)); }
+
+template <typename T>
+__global__ void fp8_amax_kernel(const T* in, int64_t rows, int64_t cols, const int64_t* live_rows,
+                                unsigned int* amax_bits) {
+  const int64_t live = live_rows != nullptr ? min(rows, *live_rows) : rows;
+  const int64_t vecs = live * cols / kVec;
+  unsigned int m = 0;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float f[kVec];
+    Elem<T>::unpack(reinterpret_cast<const uint4*>(in)[i], f);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) m = max(m, abs_bits(f[j]));
+  }
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, off));
+  if ((threadIdx.x & 31) == 0 && m != 0) atomicMax(amax_bits, m);
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+  return v;
+}
+
+// One warp per row: for each span (the row, or each group of it) the amax (unless the scale
+// is the tensor's), then the quantized values.
+template <typename T>
+__global__ void fp8_quantize_kernel(Fp8QuantParams p) {
+  const int lane = threadIdx.x & 31;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + (threadIdx.x >> 5);
+  const int64_t live = p.live_rows != nullptr ? min(p.rows, *p.live_rows) : p.rows;
+  float tensor_s = 1.0f;
+  if (p.kind == Fp8ActScale::kTensor) {
+    tensor_s = p.tensor_scale != nullptr ? *p.tensor_scale : dynamic_scale(*p.amax);
+    if (blockIdx.x == 0 && threadIdx.x == 0 && p.scales != nullptr) p.scales[0] = tensor_s;
+  }
+  if (row >= live) return;
+  const int64_t span = p.kind == Fp8ActScale::kGroup ? p.group : p.cols;
+  const int64_t spans = (p.cols + span - 1) / span;
+  const uint4* in = reinterpret_cast<const uint4*>(static_cast<const T*>(p.in) + row * p.cols);
+  for (int64_t sp = 0; sp < spans; ++sp) {
+    const int64_t v0 = sp * span / kVec;
+    const int64_t v1 = min(p.cols, (sp + 1) * span) / kVec;
+    float s = tensor_s;
+    if (p.kind != Fp8ActScale::kTensor) {
+      float m = 0.0f;
+      for (int64_t v = v0 + lane; v < v1; v += 32) {
+        float f[kVec];
+        Elem<T>::unpack(in[v], f);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(f[j]));
+      }
+      s = dynamic_scale(warp_max(m));
+      if (lane == 0 && p.scales != nullptr) p.scales[row * spans + sp] = s;
+    }
+    for (int64_t v = v0 + lane; v < v1; v += 32) {
+      float f[kVec];
+      Elem<T>::unpack(in[v], f);
+      uint32_t o[4];
+#pragma unroll
+      for (int j = 0; j < kVec; j += 2) {
+        const __nv_fp8_storage_t q0 = __nv_cvt_float_to_fp8(f[j] / s, __NV_SATFINITE, __NV_E4M3);
+        const __nv_fp8_storage_t q1 = __nv_cvt_float_to_fp8(f[j + 1] / s, __NV_SATFINITE, __NV_E4M3);
+        const __half_raw h0 = __nv_cvt_fp8_to_halfraw(q0, __NV_E4M3);
+        const __half_raw h1 = __nv_cvt_fp8_to_halfraw(q1, __NV_E4M3);
+        if (p.dequantize) {
+          const T d0 = Elem<T>::from_float(__half2float(__half(h0)) * s);
+          const T d1 = Elem<T>::from_float(__half2float(__half(h1)) * s);
+          uint16_t b0, b1;
+          memcpy(&b0, &d0, 2);
+          memcpy(&b1, &d1, 2);
+          o[j / 2] = static_cast<uint32_t>(b0) | (static_cast<uint32_t>(b1) << 16);
+        } else {
+          o[j / 2] = static_cast<uint32_t>(h0.x) | (static_cast<uint32_t>(h1.x) << 16);
+        }
+      }
+      // fp16 or elem: both 2 bytes per value, same offsets.
+      reinterpret_cast<uint4*>(static_cast<uint16_t*>(p.out) + row * p.cols)[v] = make_uint4(o[0], o[1], o[2], o[3]);
+    }
+  }
+}
+
+// Two e4m3 bytes (low byte first) -> f16x2 (low half first).
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t two) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two & 0xffffu), __NV_E4M3);
+  return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+}
+
+// 16 e4m3 bytes -> 8 f16x2 registers in k order.
+__device__ __forceinline__ void e4m3x16_to_f16(const uint4& v, uint32_t (&r)[8]) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    r[2 * i] = e4m3x2_to_f16x2(w[i]);
+    r[2 * i + 1] = e4m3x2_to_f16x2(w[i] >> 16);
+  }
+}
+
+__device__ __forceinline__ float weight_scale(const Fp8WeightsView& wv, int e, int64_t row, int64_t kb) {
+  switch (wv.kind) {
+    case Fp8WeightScale::kTensor: return wv.scales[e];
+    case Fp8WeightScale::kRow: return wv.scales[static_cast<int64_t>(e) * wv.n + row];
+    default: {
+      const int64_t nb = (wv.n + wv.block_n - 1) / wv.block_n, kbs = (wv.k + wv.block_k - 1) / wv.block_k;
+      return wv.scales[(static_cast<int64_t>(e) * nb + row / wv.block_n) * kbs + kb];
+    }
+  }
+}
+
+__device__ __forceinline__ float act_scale(const Fp8ActView& xv, int64_t xrow, int64_t k_groups, int64_t kb) {
+  switch (xv.kind) {
+    case Fp8ActScale::kTensor: return xv.scales[0];
+    case Fp8ActScale::kRow: return xv.scales[xrow];
+    default: return xv.scales[xrow * k_groups + kb];
+  }
+}
+
+template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock>
+__global__ void __launch_bounds__(kThreads) fp8_gemv_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv) {
+  constexpr int kTokensPerPass = 8 * kNTiles;
+  constexpr int kUnroll = 2;  // 64-k steps in flight (x2 with the pipeline): 64 bytes per lane and row
+  __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
+
+  wait_for_predecessor();
+  gemv::WarpPlace<kSplitK, kGateUp> w;
+  if (!w.init(p)) return;
+  const int64_t K = p.k;
+  const int64_t rows = kGateUp ? 2 * p.n_out : p.n_out;
+  const uint8_t* w_expert = wv.w + static_cast<int64_t>(w.e) * rows * K;
+  const uint8_t* w_lo = w_expert + w.row_lo * K + 16 * w.q;
+  const uint8_t* w_hi = w_expert + w.row_hi * K + 16 * w.q;
+  const int64_t k_groups = (K + xv.group - 1) / xv.group;
+  const int64_t steps_per_block = wv.block_k / 64;
+  int64_t s_begin = 0, s_end = 0;
+  w.slice((K + 63) / 64, &s_begin, &s_end);
+
+  auto load_block = [&](int64_t s0, uint4 (&lo)[kUnroll], uint4 (&hi)[kUnroll]) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t k = (s0 + u) * 64 + 16 * w.q;
+      const bool ok = s0 + u < s_end && k < K;
+      lo[u] = ok ? load_weight(reinterpret_cast<const uint4*>(w_lo + (s0 + u) * 64)) : make_uint4(0, 0, 0, 0);
+      hi[u] = ok ? load_weight(reinterpret_cast<const uint4*>(w_hi + (s0 + u) * 64)) : make_uint4(0, 0, 0, 0);
+    }
+  };
+
+  for (int c0 = 0; c0 < w.count; c0 += kTokensPerPass) {
+    uint4 cur_lo[kUnroll], cur_hi[kUnroll];
+    load_block(s_begin, cur_lo, cur_hi);
+    const __half* x_row[kNTiles];
+    bool x_valid[kNTiles];
+    w.template token_rows<__half, kNTiles>(p, c0, x_row, x_valid);
+    // The activation rows of the accumulator's tokens (2q, 2q + 1 of each n-tile), for scales.
+    int64_t s_row[kNTiles][2];
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int tok = c0 + nt * 8 + 2 * w.q + h;
+        const int64_t pos = w.begin + (tok < w.count ? tok : 0);
+        s_row[nt][h] = kGateUp ? p.sorted_pairs[pos] / p.topk : pos;
+      }
+    float acc[kNTiles][4], part[kNTiles][4];
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[nt][i] = part[nt][i] = 0.0f;
+
+    for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
+      uint4 nxt_lo[kUnroll], nxt_hi[kUnroll];
+      load_block(s0 + kUnroll, nxt_lo, nxt_hi);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t s = s0 + u;
+        const int64_t k = s * 64 + 16 * w.q;
+        const bool ok = s < s_end && k < K;
+        uint32_t a_lo[8], a_hi[8];
+        e4m3x16_to_f16(cur_lo[u], a_lo);
+        e4m3x16_to_f16(cur_hi[u], a_hi);
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt) {
+          const bool live = ok && x_valid[nt];
+          const uint4 x0 = live ? load_act(reinterpret_cast<const uint4*>(x_row[nt] + k)) : make_uint4(0, 0, 0, 0);
+          const uint4 x1 = live ? load_act(reinterpret_cast<const uint4*>(x_row[nt] + k + 8)) : make_uint4(0, 0, 0, 0);
+          const uint32_t b[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+          float(&c)[4] = kBlock ? part[nt] : acc[nt];
+#pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            mma_16816<__half>(c, a_lo[2 * m], a_hi[2 * m], a_lo[2 * m + 1], a_hi[2 * m + 1], b[2 * m], b[2 * m + 1]);
+          }
+        }
+        // Block scales: the end of a block_k block (or of the slice) scales its sums.
+        if (kBlock && s < s_end && ((s + 1) % steps_per_block == 0 || s + 1 == s_end)) {
+          const int64_t kb = s / steps_per_block;
+          const float ws_lo = weight_scale(wv, w.e, w.row_lo, kb), ws_hi = weight_scale(wv, w.e, w.row_hi, kb);
+#pragma unroll
+          for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const float xs = act_scale(xv, s_row[nt][h], k_groups, kb);
+              acc[nt][h] += part[nt][h] * (ws_lo * xs);
+              acc[nt][2 + h] += part[nt][2 + h] * (ws_hi * xs);
+              part[nt][h] = part[nt][2 + h] = 0.0f;
+            }
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        cur_lo[u] = nxt_lo[u];
+        cur_hi[u] = nxt_hi[u];
+      }
+    }
+    if (!kBlock) {  // per-tensor / per-row scales, once
+      const float ws_lo = weight_scale(wv, w.e, w.row_lo, 0), ws_hi = weight_scale(wv, w.e, w.row_hi, 0);
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float xs = act_scale(xv, s_row[nt][h], k_groups, 0);
+          acc[nt][h] *= ws_lo * xs;
+          acc[nt][2 + h] *= ws_hi * xs;
+        }
+    }
+    gemv::finish_pass<TOut, kSplitK, kNTiles, kGateUp>(p, w, c0, acc, s_partial);
+  }
+}
+
+template <typename TOut, int kNTiles, bool kGateUp, bool kBlock>
+cudaError_t launch_fp8_tiles(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
+                             cudaStream_t stream) {
+  const dim3 grid = gemv::grid_for(p);
+  switch (p.split_k) {
+    case 1: return launch_with_pdl(fp8_gemv_kernel<TOut, 1, kNTiles, kGateUp, kBlock>, grid, dim3(kThreads), stream, p, w, x);
+    case 2: return launch_with_pdl(fp8_gemv_kernel<TOut, 2, kNTiles, kGateUp, kBlock>, grid, dim3(kThreads), stream, p, w, x);
+    case 4: return launch_with_pdl(fp8_gemv_kernel<TOut, 4, kNTiles, kGateUp, kBlock>, grid, dim3(kThreads), stream, p, w, x);
+    case 8: return launch_with_pdl(fp8_gemv_kernel<TOut, 8, kNTiles, kGateUp, kBlock>, grid, dim3(kThreads), stream, p, w, x);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+template <typename TOut, bool kBlock>
+cudaError_t launch_fp8_typed(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
+                             cudaStream_t stream) {
+  if (p.n_tiles == 1) {
+    return p.gate_up ? launch_fp8_tiles<TOut, 1, true, kBlock>(p, w, x, stream)
+                     : launch_fp8_tiles<TOut, 1, false, kBlock>(p, w, x, stream);
+  }
+  if (p.n_tiles == 4) {
+    return p.gate_up ? launch_fp8_tiles<TOut, 4, true, kBlock>(p, w, x, stream)
+                     : launch_fp8_tiles<TOut, 4, false, kBlock>(p, w, x, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <typename T>
+__global__ void fp8_dequant_kernel(Fp8DequantParams p) {
+  const int e = p.e0 + static_cast<int>(blockIdx.y);
+  if (p.expert_counts != nullptr && p.expert_counts[e] == 0) return;
+  const Fp8WeightsView& wv = p.w;
+  const int64_t vecs = wv.n * wv.k / 16;  // 16 e4m3 per load (K a multiple of 16)
+  const uint4* src = reinterpret_cast<const uint4*>(wv.w + static_cast<int64_t>(e) * wv.n * wv.k);
+  uint4* dst = reinterpret_cast<uint4*>(static_cast<T*>(p.out) + static_cast<int64_t>(blockIdx.y) * wv.n * wv.k);
+  for (int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; v < vecs;
+       v += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = v * 16 / wv.k, k0 = v * 16 % wv.k;
+    uint32_t h[8];
+    e4m3x16_to_f16(src[v], h);
+    // A 16-value load stays inside one block_k block: block_k is a multiple of 64.
+    const float s = weight_scale(wv, e, row, k0 / wv.block_k);
+    uint32_t o[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      __half2 hv;
+      memcpy(&hv, &h[i], 4);
+      const float2 f = __half22float2(hv);
+      const T a = Elem<T>::from_float(f.x * s), b = Elem<T>::from_float(f.y * s);
+      uint16_t ba, bb;
+      memcpy(&ba, &a, 2);
+      memcpy(&bb, &b, 2);
+      o[i] = static_cast<uint32_t>(ba) | (static_cast<uint32_t>(bb) << 16);
+    }
+    dst[2 * v] = make_uint4(o[0], o[1], o[2], o[3]);
+    dst[2 * v + 1] = make_uint4(o[4], o[5], o[6], o[7]);
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t cols, const int64_t* live_rows,
+                            float* amax, cudaStream_t stream) {
+  if (rows < 0 || cols % kVec != 0 || amax == nullptr) return cudaErrorInvalidValue;
+  cudaError_t err = cudaMemsetAsync(amax, 0, sizeof(float), stream);
+  if (err != cudaSuccess || rows == 0 || cols == 0) return err;
+  const int64_t vecs = rows * cols / kVec;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((vecs + 255) / 256, 1024));
+  unsigned int* bits = reinterpret_cast<unsigned int*>(amax);
+  if (elem == ElemType::kBF16) {
+    fp8_amax_kernel<__nv_bfloat16><<<blocks, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(in), rows, cols,
+                                                                live_rows, bits);
+  } else {
+    fp8_amax_kernel<__half><<<blocks, 256, 0, stream>>>(static_cast<const __half*>(in), rows, cols, live_rows, bits);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
+  if (p.rows < 0 || p.cols % kVec != 0 || p.out == nullptr) return cudaErrorInvalidValue;
+  if (p.kind == Fp8ActScale::kGroup && (p.group <= 0 || p.group % kVec != 0)) return cudaErrorInvalidValue;
+  if (p.kind == Fp8ActScale::kTensor && p.tensor_scale == nullptr && p.amax == nullptr) return cudaErrorInvalidValue;
+  if (p.kind != Fp8ActScale::kTensor && !p.dequantize && p.scales == nullptr) return cudaErrorInvalidValue;
+  if (p.rows == 0) return cudaSuccess;
+  constexpr int kRowsPerCta = 8;
+  const unsigned blocks = static_cast<unsigned>((p.rows + kRowsPerCta - 1) / kRowsPerCta);
+  if (p.elem == ElemType::kBF16) {
+    fp8_quantize_kernel<__nv_bfloat16><<<blocks, 32 * kRowsPerCta, 0, stream>>>(p);
+  } else {
+    fp8_quantize_kernel<__half><<<blocks, 32 * kRowsPerCta, 0, stream>>>(p);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
+                            cudaStream_t stream) {
+  if (p.k % 16 != 0 || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535 || w.w == nullptr ||
+      w.scales == nullptr || x.scales == nullptr) {
+    return cudaErrorInvalidValue;
+  }
+  const bool block = w.kind == Fp8WeightScale::kBlock;
+  // Block weights go with per-group activations of the same block_k (docs/FORMATS.md).
+  if (block && (w.block_k % 64 != 0 || w.block_n <= 0 || x.kind != Fp8ActScale::kGroup || x.group != w.block_k)) {
+    return cudaErrorInvalidValue;
+  }
+  if (!block && x.kind == Fp8ActScale::kGroup) return cudaErrorInvalidValue;
+  if (p.elem == ElemType::kBF16) {
+    return block ? launch_fp8_typed<__nv_bfloat16, true>(p, w, x, stream)
+                 : launch_fp8_typed<__nv_bfloat16, false>(p, w, x, stream);
+  }
+  return block ? launch_fp8_typed<__half, true>(p, w, x, stream) : launch_fp8_typed<__half, false>(p, w, x, stream);
+}
+
+cudaError_t launch_fp8_dequant(const Fp8DequantParams& p, cudaStream_t stream) {
+  if (p.w.k % 16 != 0 || p.w.n <= 0 || p.experts <= 0 || p.experts > 65535 || p.out == nullptr ||
+      (p.w.kind == Fp8WeightScale::kBlock && p.w.block_k % 64 != 0)) {
+    return cudaErrorInvalidValue;
+  }
+  const int64_t vecs = p.w.n * p.w.k / 16;
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>((vecs + 255) / 256, 512)), static_cast<unsigned>(p.experts));
+  if (p.elem == ElemType::kBF16) {
+    fp8_dequant_kernel<__nv_bfloat16><<<grid, 256, 0, stream>>>(p);
+  } else {
+    fp8_dequant_kernel<__half><<<grid, 256, 0, stream>>>(p);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace fusedmoe::kernels
