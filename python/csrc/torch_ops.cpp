@@ -280,6 +280,58 @@ at::Tensor fused_experts_quant(const at::Tensor& x, const at::Tensor& storage, a
   return run_layer(&layer, x.device());
 }
 
+// FP8 W8A8 weights as the checkpoint holds them (no conversion): e4m3 w1 [E, 2I, H] and w2
+// [E, H, I] with fp32 scales per expert [E], per row [E, N] or per block [E, N/bn, K/bk];
+// a1_scale / a2_scale: static per-tensor activation scales ([1] fp32) or None.
+// fp8 = [format (WeightFormat: 1 per-tensor, 2 per-channel, 3 block), act_quant (ActQuant:
+// 1 per-tensor dynamic, 2 per-tensor static, 3 per-token, 4 per-group), block_n, block_k].
+at::Tensor fused_experts_fp8(const at::Tensor& x, const at::Tensor& w1, const at::Tensor& w1_scale, const at::Tensor& w2,
+                             const at::Tensor& w2_scale, const std::optional<at::Tensor>& a1_scale,
+                             const std::optional<at::Tensor>& a2_scale, at::IntArrayRef fp8,
+                             const at::Tensor& topk_weights, const at::Tensor& topk_ids, const std::string& activation,
+                             bool apply_router_weight_on_input, const std::optional<at::Tensor>& expert_map,
+                             const std::string& path) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  check_routing(x, topk_weights, topk_ids);
+  check_hidden_states(x);
+  TORCH_CHECK(fp8.size() == 4, "fusedmoe: fp8: expected 4 integers, got ", fp8.size());
+  check_tensor(w1, "w1", 3, x.device());
+  check_tensor(w2, "w2", 3, x.device());
+  TORCH_CHECK(w1.size(1) % 2 == 0, "fusedmoe: w1: expected [E, 2 * I, H], got shape ", w1.sizes());
+  fusedmoe::ProblemShape s;
+  s.m = x.size(0);
+  s.hidden = x.size(1);
+  s.num_experts = static_cast<int32_t>(w1.size(0));
+  s.inter = w1.size(1) / 2;
+  s.topk = static_cast<int32_t>(topk_ids.size(1));
+  fusedmoe::MoeWeights w;
+  w.quant.format = static_cast<fusedmoe::WeightFormat>(fp8[0]);
+  w.quant.act_quant = static_cast<fusedmoe::ActQuant>(fp8[1]);
+  w.quant.block_n = static_cast<int32_t>(fp8[2]);
+  w.quant.block_k = static_cast<int32_t>(fp8[3]);
+  const DType act = act_dtype_of(x, "hidden_states");
+  Layer layer;
+  setup_inputs(x, s, activation, apply_router_weight_on_input, expert_map, path, &layer);
+  const fusedmoe::ProblemShape& shape = layer.args.inputs.shape;
+  check_checkpoint(shape, act, w.quant, fusedmoe::Projection::kW13, {w1, w1_scale, std::nullopt, std::nullopt},
+                   x.device(), &w.w13);
+  check_checkpoint(shape, act, w.quant, fusedmoe::Projection::kW2, {w2, w2_scale, std::nullopt, std::nullopt},
+                   x.device(), &w.w2);
+  auto input_scale = [&](const std::optional<at::Tensor>& t, const char* name) -> const float* {
+    if (!t.has_value()) return nullptr;
+    check_tensor(*t, name, 1, x.device());
+    TORCH_CHECK(t->scalar_type() == at::kFloat && t->numel() == 1, "fusedmoe: ", name,
+                ": expected one float32 scale, got ", t->scalar_type(), " ", t->sizes());
+    return t->data_ptr<float>();
+  };
+  w.w13.input_scale = input_scale(a1_scale, "a1_scale");
+  w.w2.input_scale = input_scale(a2_scale, "a2_scale");
+  ok_or_throw(fusedmoe::prepare_weights(shape, act, w, nullptr, 0, at::cuda::getCurrentCUDAStream(), &layer.prepared));
+  layer.args.inputs.topk_ids = topk_ids.data_ptr<int32_t>();
+  layer.args.inputs.topk_weights = topk_weights.data_ptr<float>();
+  return run_layer(&layer, x.device());
+}
+
 fusedmoe::RoutingConfig routing_config(bool renormalize, const std::string& scoring_func, int64_t num_expert_group,
                                        int64_t topk_group, const std::optional<at::Tensor>& bias,
                                        double routed_scaling_factor, const at::Device& device) {
@@ -358,6 +410,10 @@ TORCH_LIBRARY(fusedmoe, m) {
       "fused_experts_quant(Tensor hidden_states, Tensor storage, int[] quant, Tensor topk_weights, Tensor topk_ids, "
       "str activation, bool apply_router_weight_on_input, Tensor? expert_map, str path) -> Tensor");
   m.def(
+      "fused_experts_fp8(Tensor hidden_states, Tensor w1, Tensor w1_scale, Tensor w2, Tensor w2_scale, "
+      "Tensor? a1_scale, Tensor? a2_scale, int[] fp8, Tensor topk_weights, Tensor topk_ids, str activation, "
+      "bool apply_router_weight_on_input, Tensor? expert_map, str path) -> Tensor");
+  m.def(
       "route_topk(Tensor router_logits, int topk, bool renormalize, str scoring_func, int num_expert_group, "
       "int topk_group, Tensor? e_score_correction_bias, float routed_scaling_factor) -> (Tensor, Tensor)");
 }
@@ -368,4 +424,5 @@ TORCH_LIBRARY_IMPL(fusedmoe, CUDA, m) {
   m.impl("route_topk", &route_topk);
   m.impl("prepare_quant", &prepare_quant);
   m.impl("fused_experts_quant", &fused_experts_quant);
+  m.impl("fused_experts_fp8", &fused_experts_fp8);
 }

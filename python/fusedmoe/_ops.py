@@ -36,3 +36,9 @@ def _route_topk_fake(router_logits, topk, renormalize, scoring_func, num_expert_
 def _fused_experts_quant_fake(hidden_states, storage, quant, topk_weights, topk_ids, activation,
                               apply_router_weight_on_input, expert_map, path):
     return torch.empty_like(hidden_states)
+
+
+@torch.library.register_fake("fusedmoe::fused_experts_fp8")
+def _fused_experts_fp8_fake(hidden_states, w1, w1_scale, w2, w2_scale, a1_scale, a2_scale, fp8, topk_weights, topk_ids,
+                            activation, apply_router_weight_on_input, expert_map, path):
+    return torch.empty_like(hidden_states)

@@ -53,6 +53,50 @@ def _quant_list(w1: torch.Tensor, w2: torch.Tensor, qc: dict, act_dtype: torch.d
             int(qc.get("gptq_zeros_minus_one", True)), e, hidden, n // 2, _ACT_DTYPES[act_dtype]]
 
 
+_FP8_WEIGHTS = {"tensor": 1, "channel": 2, "block": 3}  # fusedmoe::WeightFormat
+_FP8_ACTS = {"per_tensor_dynamic": 1, "per_tensor_static": 2, "per_token": 3, "per_group": 4}  # fusedmoe::ActQuant
+
+
+def _is_fp8(qc: Optional[dict]) -> bool:
+    return qc is not None and qc.get("format") == "fp8"
+
+
+def _fp8_args(w1: torch.Tensor, qc: dict):
+    """FP8 W8A8 in vLLM's terms: e4m3 w1/w2 with ``w1_scale``/``w2_scale`` per expert [E], per
+    output row ([E, N] or [E, N, 1]) or per block with ``block_shape`` [block_n, block_k]
+    ([E, N / bn, K / bk]); activations quantized per group (block weights), with the static
+    ``a1_scale``/``a2_scale`` when given, per token with ``per_act_token_quant``, else per
+    tensor at run time. Returns the op's (w1_scale, w2_scale, a1_scale, a2_scale, fp8 list)."""
+    e = w1.shape[0]
+    s1, s2 = qc.get("w1_scale"), qc.get("w2_scale")
+    if s1 is None or s2 is None:
+        raise ValueError("fusedmoe: quant_config['w1_scale'], ['w2_scale']: expected float32 tensors, got "
+                         f"{type(s1).__name__} and {type(s2).__name__}")
+    block = qc.get("block_shape")
+    a1, a2 = qc.get("a1_scale"), qc.get("a2_scale")
+    if block is not None:
+        if len(block) != 2:
+            raise ValueError(f"fusedmoe: quant_config['block_shape']: expected [block_n, block_k], got {block}")
+        weights, acts, bn, bk = "block", "per_group", int(block[0]), int(block[1])
+    else:
+        weights = "tensor" if s1.numel() == e else "channel"
+        if weights == "channel":  # vLLM keeps per-channel scales as [E, N, 1]
+            s1, s2 = s1.reshape(e, -1), s2.reshape(e, -1)
+        else:
+            s1, s2 = s1.reshape(e), s2.reshape(e)
+        bn, bk = 128, 128
+        if a1 is not None or a2 is not None:
+            if a1 is None or a2 is None:
+                raise ValueError("fusedmoe: quant_config['a1_scale'], ['a2_scale']: expected both or neither, got "
+                                 f"{'a tensor' if a1 is not None else None} and {'a tensor' if a2 is not None else None}")
+            acts = "per_tensor_static"
+            a1, a2 = a1.float().reshape(1), a2.float().reshape(1)
+        else:
+            acts = "per_token" if qc.get("per_act_token_quant", False) else "per_tensor_dynamic"
+    return (s1.float().contiguous(), s2.float().contiguous(), a1, a2,
+            [_FP8_WEIGHTS[weights], _FP8_ACTS[acts], bn, bk])
+
+
 def prepare_weights(w1: torch.Tensor, w2: torch.Tensor, quant_config: Optional[dict] = None,
                     act_dtype: torch.dtype = torch.bfloat16) -> PreparedWeights:
     """Converts checkpoint weights once, at load time. Dense bf16/fp16 weights (quant_config
@@ -105,9 +149,21 @@ def fused_experts(hidden_states: torch.Tensor, w1: torch.Tensor, w2: torch.Tenso
     hidden_states [M, H] bf16/fp16; w1 [E, 2I, H]; w2 [E, H, I]; topk_weights [M, topk] (any float
     dtype, used as float32); topk_ids [M, topk] (int32 or int64); expert_map [global E] int32 with
     -1 for experts on other GPUs. ``path`` forces a kernel path (auto, small_m, grouped_gemm).
+    FP8 W8A8: e4m3 w1/w2 with ``quant_config=dict(format="fp8", w1_scale=, w2_scale=,
+    block_shape=None | [bn, bk], a1_scale=None, a2_scale=None, per_act_token_quant=False)``
+    (vLLM's names; see ``_fp8_args``).
     """
-    pw = _prepared(w1, w2, quant_config, prepared, hidden_states.dtype)
     weights, ids = _ids_weights(topk_weights, topk_ids)
+    if prepared is None and _is_fp8(quant_config):
+        s1, s2, a1, a2, fp8 = _fp8_args(w1, quant_config)
+        out = torch.ops.fusedmoe.fused_experts_fp8(hidden_states.contiguous(), w1.contiguous(), s1, w2.contiguous(), s2,
+                                                   a1, a2, fp8, weights, ids, activation,
+                                                   apply_router_weight_on_input, expert_map, path)
+        if inplace:
+            hidden_states.copy_(out)
+            return hidden_states
+        return out
+    pw = _prepared(w1, w2, quant_config, prepared, hidden_states.dtype)
     if pw.storage is not None:
         out = torch.ops.fusedmoe.fused_experts_quant(hidden_states.contiguous(), pw.storage, pw.quant, weights, ids,
                                                      activation, apply_router_weight_on_input, expert_map, path)
@@ -146,6 +202,12 @@ def fused_moe(hidden_states: torch.Tensor, router_logits: torch.Tensor, w1: torc
     n_group = num_expert_group if use_grouped_topk else 0
     t_group = topk_group if use_grouped_topk else 0
     bias = None if e_score_correction_bias is None else e_score_correction_bias.float().contiguous()
+    if prepared is None and _is_fp8(quant_config):  # routing, then the FP8 layer
+        weights, ids = torch.ops.fusedmoe.route_topk(router_logits.contiguous(), topk, renormalize, scoring_func,
+                                                     n_group or 0, t_group or 0, bias, float(routed_scaling_factor))
+        return fused_experts(hidden_states, w1, w2, weights, ids, activation=activation,
+                             apply_router_weight_on_input=apply_router_weight_on_input, expert_map=expert_map,
+                             quant_config=quant_config, path=path)
     pw = _prepared(w1, w2, quant_config, prepared, hidden_states.dtype)
     if pw.storage is not None:  # routing, then the integer layer
         weights, ids = torch.ops.fusedmoe.route_topk(router_logits.contiguous(), topk, renormalize, scoring_func,
