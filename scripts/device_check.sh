@@ -3,10 +3,12 @@
 # run every test (labels cpu and gpu) and the GPU checks, and print a short table last.
 # Needs .deps/ carried along (scripts/setup.sh makes it here): CUTLASS headers and the
 # GoogleTest sources. Logs go to $OUT (or ./out): build.log, ctest.log, checks.txt (info,
-# fusedmoe check, sanitizers), bench.txt (every bench table), bench_<precision>.csv, summary.txt.
+# fusedmoe check, sanitizers), bench.txt (every bench table), bench_csv.tar.gz (bench_<precision>.csv),
+# summary.txt.
 #   device run: bash scripts/device_check.sh         (carry: .deps; first, here:
 #     git rev-parse --short=12 HEAD > .deps/REVISION  so the results name the tree)
-#   BENCH_PRECISIONS="bf16 w4a16 w8a16" (default) picks the benches; BENCH_ARGS narrows them.
+#   BENCH_PRECISIONS="bf16 w4a16 w8a16 fp8_tensor fp8_channel fp8_block" (default) picks the
+#   benches; BENCH_ARGS narrows them.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/device_build.sh"
@@ -53,7 +55,8 @@ row "ctest (cpu + gpu)" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$summary
 overall=$status
 
 for check in mixtral_8x7b_tp1:bf16 qwen2_57b_a14b_tp4:bf16 qwen3_30b_a3b_tp1:bf16 deepseek_v3_tp8:bf16 \
-             llama4_scout_tp8:bf16 deepseek_v3_tp8:w4a16_awq qwen3_30b_a3b_tp1:w8a16_gptq; do
+             llama4_scout_tp8:bf16 deepseek_v3_tp8:w4a16_awq qwen3_30b_a3b_tp1:w8a16_gptq deepseek_v3_tp8:fp8_block \
+             qwen3_30b_a3b_tp1:fp8_channel mixtral_8x7b_tp1:fp8_tensor; do
   start=$(t)
   "$build/fusedmoe" check --shape "${check%%:*}" --m 16 --precision "${check##*:}" >> "$out/checks.txt" 2>&1
   status=$?
@@ -62,7 +65,7 @@ for check in mixtral_8x7b_tp1:bf16 qwen2_57b_a14b_tp4:bf16 qwen3_30b_a3b_tp1:bf1
   row "check ${check/:/ } m=16" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$result, $(since "$start")"
 done
 # compute-sanitizer over a small GPU case set: out-of-bounds accesses and shared-memory races.
-san_filter='Paths/DenseLayer.EdgeShapes/*:Paths/DenseLayer.Fp16ActivationsAndWeightOnInput/*:Paths/QuantLayer.GroupSizesScalesAndZeros/*'
+san_filter='Paths/DenseLayer.EdgeShapes/*:Paths/DenseLayer.Fp16ActivationsAndWeightOnInput/*:Paths/QuantLayer.GroupSizesScalesAndZeros/*:Paths/Fp8Layer.PartialBlocksEdgesAndModes/*'
 echo "== compute-sanitizer ($san_filter)" >> "$out/checks.txt"
 for tool in memcheck racecheck; do
   start=$(t)
@@ -75,14 +78,17 @@ for tool in memcheck racecheck; do
 done
 
 : > "$out/bench.txt"
-for precision in ${BENCH_PRECISIONS:-bf16 w4a16 w8a16}; do
+csv_dir=$(mktemp -d)
+for precision in ${BENCH_PRECISIONS:-bf16 w4a16 w8a16 fp8_tensor fp8_channel fp8_block}; do
   start=$(t)
-  "$build/fusedmoe" bench --precision "$precision" --csv "$out/bench_$precision.csv" ${BENCH_ARGS:-} >> "$out/bench.txt" 2>&1
+  "$build/fusedmoe" bench --precision "$precision" --csv "$csv_dir/bench_$precision.csv" ${BENCH_ARGS:-} >> "$out/bench.txt" 2>&1
   status=$?
   [ $status -eq 0 ] || overall=1
   row "bench $precision" "$([ $status -eq 0 ] && echo ok || echo FAIL)" \
-    "$(($(wc -l < "$out/bench_$precision.csv") - 1)) points, $(since "$start")"
+    "$(($(wc -l < "$csv_dir/bench_$precision.csv") - 1)) points, $(since "$start")"
 done
+# One archive of the CSVs: the device returns at most 8 files.
+tar -czf "$out/bench_csv.tar.gz" -C "$csv_dir" . 2>/dev/null
 # Forced paths side by side (BENCH_PATHS="small_m grouped_gemm", BENCH_PATH_PRECISION (bf16),
 # BENCH_PATH_ARGS narrows the grid).
 for path in ${BENCH_PATHS:-}; do
