@@ -162,6 +162,11 @@ Status layer_can_implement(const MoeArguments& args) {
       return not_implemented("fp8_gemv scales whole 64-k steps: block_k must be a multiple of 64, got " +
                              str(w.quant.block_k));
     }
+    if (args.path == KernelPath::kGroupedGemm && !fp8_grouped_supports(w.quant)) {
+      return not_implemented("sm90_fp8_grouped_gemm scales 128 x 128 weight blocks: block_n and block_k must be 128 "
+                             "on the grouped_gemm path, got " + str(w.quant.block_n) + " x " + str(w.quant.block_k) +
+                             " (path auto takes fp8_gemv)");
+    }
     if (w.quant.act_quant == ActQuant::kPerTensorStatic &&
         (w.w13.input_scale == nullptr || w.w2.input_scale == nullptr)) {
       return invalid_argument(w.w13.input_scale == nullptr ? "weights.w13.input_scale" : "weights.w2.input_scale",
@@ -186,7 +191,11 @@ Status layer_plan(const MoeArguments& args, KernelPath* path, WorkspaceLayout* w
   if (*path == KernelPath::kGroupedGemm) {
     int32_t sms = 0;
     FUSEDMOE_RETURN_IF_ERROR(current_sm_count(&sms));
-    gemm_ws = kernels::grouped_gemm_workspace_bytes(elem_type(in.act_dtype), s.num_experts, sms);
+    const QuantParams& q = args.weights->quant;
+    gemm_ws = is_fp8_format(q.format)
+                  ? kernels::fp8_grouped_gemm_workspace_bytes(elem_type(in.act_dtype), fp8_scale_n(q.format),
+                                                              s.num_experts, sms)
+                  : kernels::grouped_gemm_workspace_bytes(elem_type(in.act_dtype), s.num_experts, sms);
   }
   return plan_workspace(in, args.weights->quant, *path, gemm_ws, ws);
 }
@@ -238,10 +247,17 @@ kernels::Fp8ActScale fp8_act_kind(ActQuant a) {
 }
 
 // FP8 activation quantization of `in` [rows, cols] (rows past *live_rows skipped): e4m3
-// values in fp16 with their scales (fp8_gemv), or q * s in the activation dtype (the grouped
-// path; in place allowed). Per-tensor dynamic scales reduce the amax first.
+// values in fp16 with their scales for fp8_gemv, or (grouped: the local experts' offsets)
+// e4m3 bytes with scales in the grouped GEMM's layout. Per-tensor dynamic scales reduce the
+// amax over `amax_rows` rows of `amax_in` first (x: every token, also those routed elsewhere).
+struct Fp8Quantize {
+  const void* amax_in = nullptr;
+  int64_t amax_rows = 0;
+  const kernels::AlignParams* grouped = nullptr;
+  int32_t num_experts = 0;
+};
 Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const void* in, int64_t rows, int64_t cols,
-                            const int64_t* live_rows, const float* static_scale, float* amax, bool dequantize,
+                            const int64_t* live_rows, const float* static_scale, float* amax, const Fp8Quantize& how,
                             void* out, float* scales, const char* what, cudaStream_t stream) {
   kernels::Fp8QuantParams p;
   p.elem = elem;
@@ -251,12 +267,18 @@ Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const 
   p.live_rows = live_rows;
   p.kind = fp8_act_kind(q.act_quant);
   p.group = q.block_k;
-  p.dequantize = dequantize;
+  if (how.grouped != nullptr) {
+    p.out_kind = kernels::Fp8QuantOut::kE4M3Grouped;
+    p.expert_offsets = how.grouped->expert_offsets;
+    p.num_experts = how.num_experts;
+  }
   p.out = out;
   p.scales = scales;
   if (q.act_quant == ActQuant::kPerTensorStatic) p.tensor_scale = static_scale;
   if (q.act_quant == ActQuant::kPerTensorDynamic) {
-    const cudaError_t err = kernels::launch_fp8_amax(elem, in, rows, cols, live_rows, amax, stream);
+    const bool own = how.amax_in == nullptr;
+    const cudaError_t err = kernels::launch_fp8_amax(elem, own ? in : how.amax_in, own ? rows : how.amax_rows, cols,
+                                                     own ? live_rows : nullptr, amax, stream);
     if (err != cudaSuccess) return cuda_error(err, std::string("fp8_amax ") + what);
     p.amax = amax;
   }
@@ -369,7 +391,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
                                 at<float>(workspace, ws, "x_scales")));
   FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, g.elem, intermediate, pairs, s.inter, al.expert_offsets + s.num_experts,
                                                 args.weights->w2.input_scale, at<float>(workspace, ws, "amax") + 1,
-                                                false, quantized, scales, "intermediate", stream));
+                                                Fp8Quantize(), quantized, scales, "intermediate", stream));
   return gemm(false, quantized, nullptr, expert_out, s.hidden, s.inter, scales);
 }
 
@@ -386,19 +408,68 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
 
   const QuantParams& quant = args.weights->quant;
   const bool fp8 = is_fp8_format(quant.format);
-  MoeInputs gather_in = in;  // FP8: the rows of x as quantized (q * s) by layer_run
-  if (fp8) gather_in.x = at<void>(workspace, ws, "x_quantized");
-  FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(gather_in, al, rows, at<int32_t>(workspace, ws, "row_of_pair"), stream));
+  FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, at<int32_t>(workspace, ws, "row_of_pair"), stream));
 
   kernels::GroupedGemmParams gp;
   gp.workspace = at<void>(workspace, ws, "gemm_workspace");
   gp.workspace_bytes = ws.find("gemm_workspace")->bytes;
   gp.sm_count = sms;
+  const int64_t pairs = s.m * s.topk;
+  const int64_t* live = al.expert_offsets + s.num_experts;
+  if (fp8) {
+    // Each GEMM's input quantized to e4m3 in expert order (x's amax over every token), the
+    // weights' scales rewritten in the GEMM's layout, then sm90_fp8_grouped_gemm with the
+    // scales in its mainloop; D in the activation dtype.
+    void* a8 = at<void>(workspace, ws, "fp8_rows");
+    float* sfa = at<float>(workspace, ws, "fp8_row_scales");
+    float* sfb = at<float>(workspace, ws, "fp8_weight_scales");
+    float* amax = at<float>(workspace, ws, "amax");
+    const int32_t scale_n = fp8_scale_n(quant.format);
+    auto gemm = [&](Projection which, const void* a, int64_t k, const float* static_scale, const Fp8Quantize& how,
+                    void* d) -> Status {
+      const bool w13 = which == Projection::kW13;
+      FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, elem, a, pairs, k, live, static_scale, amax + (w13 ? 0 : 1),
+                                                    how, a8, sfa, w13 ? "x" : "intermediate", stream));
+      kernels::Fp8WeightScalesParams sp;
+      sp.w = fp8_view(*args.weights, which);
+      sp.scale_n = scale_n;
+      sp.experts = s.num_experts;
+      sp.expert_counts = al.expert_counts;
+      sp.out = sfb;
+      cudaError_t err = kernels::launch_fp8_weight_scales(sp, stream);
+      if (err != cudaSuccess) return cuda_error(err, std::string("fp8_weight_scales ") + to_string(which));
+      gp.num_groups = s.num_experts;
+      gp.expert_offsets = al.expert_offsets;
+      gp.n = sp.w.n;
+      gp.k = k;
+      gp.a = a8;
+      gp.b = sp.w.w;
+      gp.d = d;
+      gp.sfa = sfa;
+      gp.sfb = sfb;
+      gp.sfb_expert_stride = fp8_weight_scales_per_expert(sp.w.n, k, scale_n);
+      err = kernels::launch_fp8_grouped_gemm(elem, scale_n, gp, stream);
+      return err == cudaSuccess ? Status()
+                                : cuda_error(err, std::string("sm90_fp8_grouped_gemm ") + to_string(which) + " launch");
+    };
+    Fp8Quantize x_how;
+    x_how.amax_in = in.x;
+    x_how.amax_rows = s.m;
+    x_how.grouped = &al;
+    x_how.num_experts = s.num_experts;
+    FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, s.hidden, args.weights->w13.input_scale, x_how, gate_up));
+    FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
+    Fp8Quantize act_how;
+    act_how.grouped = &al;
+    act_how.num_experts = s.num_experts;
+    return gemm(Projection::kW2, intermediate, s.inter, args.weights->w2.input_scale, act_how, rows);
+  }
+
   // One GEMM over all experts; integer weights a chunk of experts at a time, each chunk first
   // dequantized into the workspace (the scheduler reads expert_offsets from the chunk's first
   // expert on; row offsets stay absolute).
   const bool integer = is_integer_format(quant.format);
-  const int32_t chunk = integer || fp8 ? dequant_chunk_experts(s, in.act_dtype) : s.num_experts;
+  const int32_t chunk = integer ? dequant_chunk_experts(s, in.act_dtype) : s.num_experts;
   auto gemm = [&](Projection which, const void* a, void* d) -> Status {
     const bool w13 = which == Projection::kW13;
     gp.n = w13 ? 2 * s.inter : s.hidden;
@@ -420,17 +491,6 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
         const cudaError_t err = kernels::launch_wna16_dequant(dq, stream);
         if (err != cudaSuccess) return cuda_error(err, std::string("wna16_dequant ") + to_string(which));
         gp.b = dq.out;
-      } else if (fp8) {
-        kernels::Fp8DequantParams dq;
-        dq.elem = elem;
-        dq.w = fp8_view(*args.weights, which);
-        dq.e0 = e0;
-        dq.experts = gp.num_groups;
-        dq.expert_counts = al.expert_counts;
-        dq.out = at<void>(workspace, ws, "dequant_weights");
-        const cudaError_t err = kernels::launch_fp8_dequant(dq, stream);
-        if (err != cudaSuccess) return cuda_error(err, std::string("fp8_dequant ") + to_string(which));
-        gp.b = dq.out;
       }
       const cudaError_t err = kernels::launch_grouped_gemm(elem, gp, stream);
       if (err != cudaSuccess) return cuda_error(err, std::string("sm90_bf16_grouped_gemm ") + to_string(which) + " launch");
@@ -439,13 +499,6 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
   };
   FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, gate_up));
   FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
-  if (fp8) {  // the activation output quantized in place (q * s), as fp8_gemv's path reads it
-    FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, elem, intermediate, s.m * s.topk, s.inter,
-                                                  al.expert_offsets + s.num_experts, args.weights->w2.input_scale,
-                                                  at<float>(workspace, ws, "amax") + 1, true, intermediate,
-                                                  at<float>(workspace, ws, "intermediate_scales"), "intermediate",
-                                                  stream));
-  }
   return gemm(Projection::kW2, intermediate, rows);
 }
 
@@ -486,10 +539,10 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream));
 
   const bool grouped = path == KernelPath::kGroupedGemm;
-  if (is_fp8_format(args.weights->quant.format)) {  // x quantized once (amax over every token)
+  if (is_fp8_format(args.weights->quant.format) && !grouped) {  // x quantized once (amax over every token)
     FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(args.weights->quant, elem_type(in.act_dtype), in.x, s.m, s.hidden,
                                                   nullptr, args.weights->w13.input_scale, at<float>(workspace, ws, "amax"),
-                                                  grouped, at<void>(workspace, ws, "x_quantized"),
+                                                  Fp8Quantize(), at<void>(workspace, ws, "x_quantized"),
                                                   at<float>(workspace, ws, "x_scales"), "x", stream));
   }
   FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, al, topk_weights, workspace, ws, sms, stream)

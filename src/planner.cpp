@@ -69,11 +69,22 @@ bool wna16_gemv_supports(const QuantParams& q) {
   return !q.has_g_idx && (gs == -1 || gs == 32 || gs == 64 || (gs > 0 && gs % 128 == 0));
 }
 
+bool fp8_grouped_supports(const QuantParams& q) {
+  return is_fp8_format(q.format) && (q.format != WeightFormat::kFP8Block || (q.block_n == 128 && q.block_k == 128));
+}
+
+int32_t fp8_scale_n(WeightFormat format) { return format == WeightFormat::kFP8PerChannel ? 1 : 128; }
+
+int64_t fp8_weight_scales_per_expert(int64_t n, int64_t k, int32_t scale_n) {
+  return (n + scale_n - 1) / scale_n * ((k + 127) / 128);
+}
+
 KernelPath choose_path(const QuantParams& q, int64_t pairs, int64_t num_experts, int64_t inter, KernelPath forced) {
   const bool integer = is_integer_format(q.format);
   if (forced != KernelPath::kAuto) return forced;
   const int64_t active = std::max<int64_t>(1, std::min(num_experts, pairs));
   if (is_fp8_format(q.format)) {
+    if (!fp8_grouped_supports(q)) return KernelPath::kSmallM;
     return pairs >= kFp8GroupedMinRows * active ? KernelPath::kGroupedGemm : KernelPath::kSmallM;
   }
   if (integer) {
@@ -214,16 +225,29 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
   if (chunk_counts > 0) FUSEDMOE_RETURN_IF_ERROR(b.add("align_chunk_counts", chunk_counts, 4, "pair chunks * E"));
   if (grouped) FUSEDMOE_RETURN_IF_ERROR(b.add("row_of_pair", pairs, 4, pair_str));
   int64_t count = 0;
-  if (fp8) {
-    // x quantized once before GEMM1 (e4m3 values held in fp16 for fp8_gemv, or dequantized
-    // to the activation dtype for the grouped path: 2 bytes either way), with its scales (at
-    // most one per block_k columns); the amax of x and of the intermediate (per-tensor).
+  if (fp8) FUSEDMOE_RETURN_IF_ERROR(b.add("amax", 2, 4, "2"));  // per-tensor: x's and the intermediate's
+  if (fp8 && !grouped) {
+    // fp8_gemv: x quantized once (e4m3 values held in fp16) with its scales (at most one per
+    // block_k columns).
     if (!checked_mul(s.m, s.hidden, &count)) return invalid_argument("m * hidden", "< 2^63", str(s.m));
     FUSEDMOE_RETURN_IF_ERROR(b.add("x_quantized", count, 2, "m * hidden"));
     const int64_t groups = (s.hidden + q.block_k - 1) / q.block_k;
     if (!checked_mul(s.m, groups, &count)) return invalid_argument("m * groups", "< 2^63", str(s.m));
     FUSEDMOE_RETURN_IF_ERROR(b.add("x_scales", count, 4, "m * hidden groups"));
-    FUSEDMOE_RETURN_IF_ERROR(b.add("amax", 2, 4, "2"));
+  }
+  if (fp8 && grouped) {
+    // Each GEMM's input in e4m3 (x's gathered rows, then the intermediate) with one scale per
+    // row and 128 columns; the weights' scales of the larger projection in the GEMM's layout.
+    const int64_t k = std::max(s.hidden, s.inter);
+    if (!checked_mul(pairs, k, &count)) return invalid_argument("m * topk * max(hidden, inter)", "< 2^63", pair_str);
+    FUSEDMOE_RETURN_IF_ERROR(b.add("fp8_rows", count, 1, "m * topk * max(hidden, inter)"));
+    if (!checked_mul(pairs, (k + 127) / 128, &count)) return invalid_argument("m * topk * k blocks", "< 2^63", pair_str);
+    FUSEDMOE_RETURN_IF_ERROR(b.add("fp8_row_scales", count, 4, "m * topk * max(hidden, inter) / 128"));
+    const int32_t scale_n = fp8_scale_n(q.format);
+    const int64_t per_expert = std::max(fp8_weight_scales_per_expert(2 * s.inter, s.hidden, scale_n),
+                                        fp8_weight_scales_per_expert(s.hidden, s.inter, scale_n));
+    if (!checked_mul(e, per_expert, &count)) return invalid_argument("E * weight scales", "< 2^63", str(e));
+    FUSEDMOE_RETURN_IF_ERROR(b.add("fp8_weight_scales", count, 4, "E * weight scales per expert"));
   }
   if (grouped) {
     // GEMM1's output before the activation: gate and up halves, 2I columns per sorted row.
@@ -237,10 +261,9 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
     return invalid_argument("m * topk * inter", "< 2^63", pair_str + " * " + str(s.inter));
   }
   FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate", count, act_bytes, "m * topk * inter"));
-  if (fp8) {
-    // fp8_gemv's down GEMM reads the intermediate quantized (fp16 holding e4m3); the grouped
-    // path quantizes it in place.
-    if (!grouped) FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate_quantized", count, 2, "m * topk * inter"));
+  if (fp8 && !grouped) {
+    // fp8_gemv's down GEMM reads the intermediate quantized (fp16 holding e4m3).
+    FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate_quantized", count, 2, "m * topk * inter"));
     const int64_t groups = (s.inter + q.block_k - 1) / q.block_k;
     if (!checked_mul(pairs, groups, &count)) return invalid_argument("m * topk * groups", "< 2^63", pair_str);
     FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate_scales", count, 4, "m * topk * inter groups"));
@@ -251,7 +274,7 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
     return invalid_argument("m * topk * hidden", "< 2^63", pair_str + " * " + str(s.hidden));
   }
   FUSEDMOE_RETURN_IF_ERROR(b.add("expert_out", count, act_bytes, "m * topk * hidden"));
-  if (grouped && (is_integer_format(q.format) || is_fp8_format(q.format))) {
+  if (grouped && is_integer_format(q.format)) {
     // Dequantized weights of one chunk of experts at the larger projection (w13: 2I x H).
     const int64_t chunk = dequant_chunk_experts(s, in.act_dtype);
     if (!checked_mul(chunk * 2 * s.inter, s.hidden, &count)) {

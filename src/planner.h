@@ -43,9 +43,8 @@ bool kernel_family_available(KernelFamily family);
 /// (wna16_gemv_supports). Measured on the H200 with both paths forced (docs/PERF.md, v11): at
 /// r = 32 wna16_gemv wins (Qwen2 482 vs 791 us, DeepSeek-V3 2013 vs 2845 us), at r = 64 the
 /// dequant path (Mixtral 2231 vs 2628, Qwen3 987 vs 1167, Scout 392 vs 532 us).
-/// FP8 formats: fp8_gemv below r = kFp8GroupedMinRows, then the weights dequantized into
-/// bf16/fp16 chunks + the grouped GEMM on fake-quantized activations (not yet measured: the
-/// threshold is the dense one's).
+/// FP8 formats: fp8_gemv below r = kFp8GroupedMinRows, then sm90_fp8_grouped_gemm; always
+/// fp8_gemv for block scales other than 128 x 128 (fp8_grouped_supports).
 inline constexpr int64_t kGroupedMinRowsPerExpert = 6;
 inline constexpr int64_t kFp8GroupedMinRows = 6;
 inline constexpr int64_t kGroupedMinRowsSmallInter = 2;
@@ -53,6 +52,14 @@ inline constexpr int64_t kSmallInter = 256;
 inline constexpr int64_t kWna16GroupedMinRows = 48;
 KernelPath choose_path(const QuantParams& quant, int64_t pairs, int64_t num_experts, int64_t inter,
                        KernelPath forced);
+
+/// Whether sm90_fp8_grouped_gemm takes these FP8 weights: per-tensor, per-channel, or block
+/// scales of 128 x 128 (its scale block; DeepSeek-V3's).
+bool fp8_grouped_supports(const QuantParams& quant);
+/// The grouped GEMM's weight-scale columns per scale (1 for per-channel scales, else 128) and
+/// its scales per expert of one projection (n x k): ceil(n / scale_n) * ceil(k / 128).
+int32_t fp8_scale_n(WeightFormat format);
+int64_t fp8_weight_scales_per_expert(int64_t n, int64_t k, int32_t scale_n);
 
 /// Whether wna16_gemv reads these integer weights: groups contiguous in k (no act-order) of
 /// 32 or 64 columns, a multiple of 128, or one group per row.
@@ -119,8 +126,8 @@ struct WorkspaceLayout {
 };
 
 /// Lays out the workspace of `path` (kSmallM or kGroupedGemm, as choose_path returns; FP8
-/// formats add their quantized activations, integer formats on the grouped path the
-/// dequantized weights of dequant_chunk_experts experts). `gemm_workspace_bytes` is what the
+/// formats add their quantized activations and scales, integer formats on the grouped path
+/// the dequantized weights of dequant_chunk_experts experts). `gemm_workspace_bytes` is what the
 /// grouped GEMM needs for its per-expert arguments and CUTLASS workspace (0 for the small-M
 /// path). All products in 64 bits; fails (naming the product) when a size leaves int64.
 Status plan_workspace(const MoeInputs& inputs, const QuantParams& quant, KernelPath path,

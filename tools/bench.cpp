@@ -5,6 +5,7 @@
 // bench/peers_h200.csv beside ours.
 #include "bench.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -118,10 +119,61 @@ double relative_difference(const void* a, const void* b, int64_t n, DType dtype)
 
 struct Rooflines {
   double read_tbs = 0;     // streaming read, TB/s
-  double matmul_tfs = 0;   // dense bf16 GEMM, TFLOP/s
+  double matmul_tfs = 0;   // dense GEMM in the layer's operand type (bf16, or e4m3 for FP8), TFLOP/s
+  const char* matmul_kind = "bf16";
 };
 
-Rooflines measure_rooflines(cudaStream_t stream, void* flush, size_t flush_bytes, int sms) {
+// cuBLASLt's e4m3 GEMM, n^3, bf16 out, fp32 scale, fast accumulation (the fastest FP8 GEMM
+// cuBLAS offers: the rate the FP8 layer is measured against).
+double fp8_matmul_tfs(int n, cudaStream_t stream, void* flush, size_t flush_bytes) {
+  std::vector<uint8_t> host(static_cast<size_t>(n) * n);
+  ref::Rng rng(19);
+  for (auto& v : host) v = static_cast<uint8_t>(rng.uniform(0.0, 1.0) * 0x70) | (rng.uniform(0.0, 1.0) < 0.5 ? 0x80 : 0);
+  Buffer a(host.size(), host.data()), b(host.size(), host.data()), c(host.size() * 2);
+  const size_t ws_bytes = size_t{64} << 20;
+  Buffer ws(ws_bytes);
+  auto lt_check = [](cublasStatus_t s, const char* what) {
+    if (s != CUBLAS_STATUS_SUCCESS) throw CudaFailure{std::string(what) + " failed: status " + std::to_string(s)};
+  };
+  cublasLtHandle_t lt;
+  lt_check(cublasLtCreate(&lt), "cublasLtCreate");
+  cublasLtMatmulDesc_t desc;
+  lt_check(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;  // FP8 wants both operands k-major
+  const int8_t fast = 1;
+  lt_check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+  lt_check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+  lt_check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast), "FAST_ACCUM");
+  cublasLtMatrixLayout_t la, lb, lc;
+  lt_check(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, n, n, n), "layout A");
+  lt_check(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, n, n, n), "layout B");
+  lt_check(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, n, n), "layout C");
+  cublasLtMatmulPreference_t pref;
+  lt_check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  lt_check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes),
+           "max workspace");
+  cublasLtMatmulHeuristicResult_t algo{};
+  int found = 0;
+  lt_check(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1, &algo, &found), "heuristic");
+  if (found == 0) throw CudaFailure{"cuBLASLt has no e4m3 GEMM here"};
+  const float alpha = 1.0f, beta = 0.0f;
+  auto gemm = [&] {
+    lt_check(cublasLtMatmul(lt, desc, &alpha, a.get(), la, b.get(), lb, &beta, c.get(), lc, c.get(), lc, &algo.algo,
+                            ws.get(), ws_bytes, stream),
+             "cublasLtMatmul");
+  };
+  gemm();
+  const double tfs = 2.0 * n * n * static_cast<double>(n) / time_us(gemm, 10, stream, flush, flush_bytes) / 1e6;
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatmulDescDestroy(desc);
+  cublasLtDestroy(lt);
+  return tfs;
+}
+
+Rooflines measure_rooflines(cudaStream_t stream, void* flush, size_t flush_bytes, int sms, bool fp8) {
   Rooflines r;
   const size_t bytes = size_t{4} << 30;
   Buffer src(bytes), sink(static_cast<size_t>(sms) * 8 * sizeof(float));
@@ -148,6 +200,10 @@ Rooflines measure_rooflines(cudaStream_t stream, void* flush, size_t flush_bytes
   gemm();
   r.matmul_tfs = 2.0 * n * n * static_cast<double>(n) / time_us(gemm, 10, stream, flush, flush_bytes) / 1e6;
   cublasDestroy(handle);
+  if (fp8) {
+    r.matmul_tfs = fp8_matmul_tfs(n, stream, flush, flush_bytes);
+    r.matmul_kind = "e4m3 (fast accumulation)";
+  }
   return r;
 }
 
@@ -219,13 +275,14 @@ int bench_main(const BenchOptions& opt) {
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     const size_t flush_bytes = static_cast<size_t>(std::max<int64_t>(dev.l2_bytes * 4, 256 << 20));
     Buffer flush(flush_bytes);
-    const Rooflines roof = measure_rooflines(stream, flush.get(), flush_bytes, dev.sm_count);
+    const Rooflines roof =
+        measure_rooflines(stream, flush.get(), flush_bytes, dev.sm_count, precision.quant.act_quant != ActQuant::kNone);  // FP8: e4m3 GEMMs
     const BuildInfo b = build_info();
     std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s; path %s\n", dev.name.c_str(),
                 dev.sm_count, b.git_revision.c_str(), b.cuda_version.c_str(), precision.name.c_str(), to_string(opt.path));
-    std::printf("rooflines (this run): read %.2f TB/s (4 GiB, 16-byte loads), dense bf16 matmul %.0f TFLOP/s "
+    std::printf("rooflines (this run): read %.2f TB/s (4 GiB, 16-byte loads), dense %s matmul %.0f TFLOP/s "
                 "(cuBLAS 8192^3)\n",
-                roof.read_tbs, roof.matmul_tfs);
+                roof.read_tbs, roof.matmul_kind, roof.matmul_tfs);
     const std::string peer_col = peer_column(precision.quant);
     const auto peers = load_peers(opt.peers_file, peer_col);
     std::printf("peer: %s\n", peer_col.empty() ? "none for this precision in the vLLM table"

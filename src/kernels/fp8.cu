@@ -1,5 +1,5 @@
 // FP8 e4m3 (W8A8) pieces: activation quantization (amax, quantize), the decode GEMV and the
-// weight dequantization for the tensor-core path.
+// weight scales in the layout of the tensor-core path (sm90_fp8_grouped_gemm).
 //
 // Quantization (docs/FORMATS.md, "FP8 e4m3"): q = e4m3(v / s), round to nearest even,
 // saturating at +-448, s = amax / 448 over the span (the tensor, a row, or a row's group),
@@ -77,17 +77,48 @@ __global__ void fp8_quantize_kernel(Fp8QuantParams p) {
   float tensor_s = 1.0f;
   if (p.kind == Fp8ActScale::kTensor) {
     tensor_s = p.tensor_scale != nullptr ? *p.tensor_scale : dynamic_scale(*p.amax);
-    if (blockIdx.x == 0 && threadIdx.x == 0 && p.scales != nullptr) p.scales[0] = tensor_s;
+    if (blockIdx.x == 0 && threadIdx.x == 0 && p.scales != nullptr && p.out_kind == Fp8QuantOut::kF16Values) {
+      p.scales[0] = tensor_s;
+    }
   }
   if (row >= live) return;
   const int64_t span = p.kind == Fp8ActScale::kGroup ? p.group : p.cols;
   const int64_t spans = (p.cols + span - 1) / span;
   const uint4* in = reinterpret_cast<const uint4*>(static_cast<const T*>(p.in) + row * p.cols);
+  // kE4M3Grouped: the row's scale per 128-column block, [kb][rows_e] within its expert's
+  // stretch of the scales (sm90_grouped_gemm.cuh's SFA), written for every kind.
+  int64_t sfa0 = 0, sfa_stride = 0;
+  const int64_t kbs = (p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
+  if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
+    int lo = 0, hi = p.num_experts;  // the expert e with offsets[e] <= row < offsets[e + 1]
+    while (hi - lo > 1) {
+      const int mid = (lo + hi) / 2;
+      if (p.expert_offsets[mid] <= row) lo = mid; else hi = mid;
+    }
+    const int64_t row0 = p.expert_offsets[lo];
+    sfa_stride = p.expert_offsets[lo + 1] - row0;
+    sfa0 = row0 * kbs + (row - row0);
+    if (p.kind != Fp8ActScale::kGroup) {
+      float s = tensor_s;
+      if (p.kind == Fp8ActScale::kRow) {
+        float m = 0.0f;
+        for (int64_t v = lane; v < p.cols / kVec; v += 32) {
+          float f[kVec];
+          Elem<T>::unpack(in[v], f);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(f[j]));
+        }
+        s = dynamic_scale(warp_max(m));
+        tensor_s = s;  // the row's scale for the values below
+      }
+      for (int64_t kb = lane; kb < kbs; kb += 32) p.scales[sfa0 + kb * sfa_stride] = s;
+    }
+  }
   for (int64_t sp = 0; sp < spans; ++sp) {
     const int64_t v0 = sp * span / kVec;
     const int64_t v1 = min(p.cols, (sp + 1) * span) / kVec;
     float s = tensor_s;
-    if (p.kind != Fp8ActScale::kTensor) {
+    if (p.kind == Fp8ActScale::kGroup || (p.kind == Fp8ActScale::kRow && p.out_kind != Fp8QuantOut::kE4M3Grouped)) {
       float m = 0.0f;
       for (int64_t v = v0 + lane; v < v1; v += 32) {
         float f[kVec];
@@ -96,7 +127,13 @@ __global__ void fp8_quantize_kernel(Fp8QuantParams p) {
         for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(f[j]));
       }
       s = dynamic_scale(warp_max(m));
-      if (lane == 0 && p.scales != nullptr) p.scales[row * spans + sp] = s;
+      if (lane == 0) {
+        if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
+          p.scales[sfa0 + sp * sfa_stride] = s;  // kGroup: group = kFp8ScaleBlock
+        } else {
+          p.scales[row * spans + sp] = s;
+        }
+      }
     }
     for (int64_t v = v0 + lane; v < v1; v += 32) {
       float f[kVec];
@@ -106,21 +143,20 @@ __global__ void fp8_quantize_kernel(Fp8QuantParams p) {
       for (int j = 0; j < kVec; j += 2) {
         const __nv_fp8_storage_t q0 = __nv_cvt_float_to_fp8(f[j] / s, __NV_SATFINITE, __NV_E4M3);
         const __nv_fp8_storage_t q1 = __nv_cvt_float_to_fp8(f[j + 1] / s, __NV_SATFINITE, __NV_E4M3);
-        const __half_raw h0 = __nv_cvt_fp8_to_halfraw(q0, __NV_E4M3);
-        const __half_raw h1 = __nv_cvt_fp8_to_halfraw(q1, __NV_E4M3);
-        if (p.dequantize) {
-          const T d0 = Elem<T>::from_float(__half2float(__half(h0)) * s);
-          const T d1 = Elem<T>::from_float(__half2float(__half(h1)) * s);
-          uint16_t b0, b1;
-          memcpy(&b0, &d0, 2);
-          memcpy(&b1, &d1, 2);
-          o[j / 2] = static_cast<uint32_t>(b0) | (static_cast<uint32_t>(b1) << 16);
+        if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
+          const uint32_t two = static_cast<uint32_t>(q0) | (static_cast<uint32_t>(q1) << 8);
+          if (j % 4 == 0) o[j / 4] = two; else o[j / 4] |= two << 16;
         } else {
+          const __half_raw h0 = __nv_cvt_fp8_to_halfraw(q0, __NV_E4M3);
+          const __half_raw h1 = __nv_cvt_fp8_to_halfraw(q1, __NV_E4M3);
           o[j / 2] = static_cast<uint32_t>(h0.x) | (static_cast<uint32_t>(h1.x) << 16);
         }
       }
-      // fp16 or elem: both 2 bytes per value, same offsets.
-      reinterpret_cast<uint4*>(static_cast<uint16_t*>(p.out) + row * p.cols)[v] = make_uint4(o[0], o[1], o[2], o[3]);
+      if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {  // 8 e4m3 bytes
+        reinterpret_cast<uint2*>(static_cast<uint8_t*>(p.out) + row * p.cols)[v] = make_uint2(o[0], o[1]);
+      } else {  // 8 fp16
+        reinterpret_cast<uint4*>(static_cast<uint16_t*>(p.out) + row * p.cols)[v] = make_uint4(o[0], o[1], o[2], o[3]);
+      }
     }
   }
 }
@@ -297,35 +333,19 @@ cudaError_t launch_fp8_typed(const GroupedGemvParams& p, const Fp8WeightsView& w
   return cudaErrorInvalidValue;
 }
 
-template <typename T>
-__global__ void fp8_dequant_kernel(Fp8DequantParams p) {
-  const int e = p.e0 + static_cast<int>(blockIdx.y);
+// One CTA row per expert: the weight scales in sm90_grouped_gemm.cuh's SFB layout,
+// [kb][ceil(n / scale_n)] per expert (per-expert scales repeated over the blocks, per-channel
+// scales over the k blocks, 128 x 128 block scales transposed).
+__global__ void fp8_weight_scales_kernel(Fp8WeightScalesParams p) {
+  const int e = static_cast<int>(blockIdx.y);
   if (p.expert_counts != nullptr && p.expert_counts[e] == 0) return;
   const Fp8WeightsView& wv = p.w;
-  const int64_t vecs = wv.n * wv.k / 16;  // 16 e4m3 per load (K a multiple of 16)
-  const uint4* src = reinterpret_cast<const uint4*>(wv.w + static_cast<int64_t>(e) * wv.n * wv.k);
-  uint4* dst = reinterpret_cast<uint4*>(static_cast<T*>(p.out) + static_cast<int64_t>(blockIdx.y) * wv.n * wv.k);
-  for (int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; v < vecs;
-       v += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t row = v * 16 / wv.k, k0 = v * 16 % wv.k;
-    uint32_t h[8];
-    e4m3x16_to_f16(src[v], h);
-    // A 16-value load stays inside one block_k block: block_k is a multiple of 64.
-    const float s = weight_scale(wv, e, row, k0 / wv.block_k);
-    uint32_t o[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      __half2 hv;
-      memcpy(&hv, &h[i], 4);
-      const float2 f = __half22float2(hv);
-      const T a = Elem<T>::from_float(f.x * s), b = Elem<T>::from_float(f.y * s);
-      uint16_t ba, bb;
-      memcpy(&ba, &a, 2);
-      memcpy(&bb, &b, 2);
-      o[i] = static_cast<uint32_t>(ba) | (static_cast<uint32_t>(bb) << 16);
-    }
-    dst[2 * v] = make_uint4(o[0], o[1], o[2], o[3]);
-    dst[2 * v + 1] = make_uint4(o[4], o[5], o[6], o[7]);
+  const int64_t nbs = (wv.n + p.scale_n - 1) / p.scale_n, kbs = (wv.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
+  float* out = p.out + static_cast<int64_t>(e) * nbs * kbs;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < nbs * kbs;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t kb = i / nbs, nb = i % nbs;
+    out[i] = weight_scale(wv, e, nb * p.scale_n, kb);
   }
 }
 
@@ -352,7 +372,12 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
   if (p.rows < 0 || p.cols % kVec != 0 || p.out == nullptr) return cudaErrorInvalidValue;
   if (p.kind == Fp8ActScale::kGroup && (p.group <= 0 || p.group % kVec != 0)) return cudaErrorInvalidValue;
   if (p.kind == Fp8ActScale::kTensor && p.tensor_scale == nullptr && p.amax == nullptr) return cudaErrorInvalidValue;
-  if (p.kind != Fp8ActScale::kTensor && !p.dequantize && p.scales == nullptr) return cudaErrorInvalidValue;
+  if (p.kind != Fp8ActScale::kTensor && p.scales == nullptr) return cudaErrorInvalidValue;
+  if (p.out_kind == Fp8QuantOut::kE4M3Grouped &&
+      (p.scales == nullptr || p.expert_offsets == nullptr || p.num_experts <= 0 ||
+       (p.kind == Fp8ActScale::kGroup && p.group != kFp8ScaleBlock))) {
+    return cudaErrorInvalidValue;
+  }
   if (p.rows == 0) return cudaSuccess;
   constexpr int kRowsPerCta = 8;
   const unsigned blocks = static_cast<unsigned>((p.rows + kRowsPerCta - 1) / kRowsPerCta);
@@ -383,18 +408,16 @@ cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w,
   return block ? launch_fp8_typed<__half, true>(p, w, x, stream) : launch_fp8_typed<__half, false>(p, w, x, stream);
 }
 
-cudaError_t launch_fp8_dequant(const Fp8DequantParams& p, cudaStream_t stream) {
-  if (p.w.k % 16 != 0 || p.w.n <= 0 || p.experts <= 0 || p.experts > 65535 || p.out == nullptr ||
-      (p.w.kind == Fp8WeightScale::kBlock && p.w.block_k % 64 != 0)) {
+cudaError_t launch_fp8_weight_scales(const Fp8WeightScalesParams& p, cudaStream_t stream) {
+  const bool block = p.w.kind == Fp8WeightScale::kBlock;
+  if (p.w.n <= 0 || p.w.k <= 0 || p.experts <= 0 || p.experts > 65535 || p.out == nullptr || p.w.scales == nullptr ||
+      (p.scale_n != 1 && p.scale_n != kFp8ScaleBlock) || (p.w.kind == Fp8WeightScale::kRow) != (p.scale_n == 1) ||
+      (block && (p.w.block_n != kFp8ScaleBlock || p.w.block_k != kFp8ScaleBlock))) {
     return cudaErrorInvalidValue;
   }
-  const int64_t vecs = p.w.n * p.w.k / 16;
-  const dim3 grid(static_cast<unsigned>(std::min<int64_t>((vecs + 255) / 256, 512)), static_cast<unsigned>(p.experts));
-  if (p.elem == ElemType::kBF16) {
-    fp8_dequant_kernel<__nv_bfloat16><<<grid, 256, 0, stream>>>(p);
-  } else {
-    fp8_dequant_kernel<__half><<<grid, 256, 0, stream>>>(p);
-  }
+  const int64_t entries = (p.w.n + p.scale_n - 1) / p.scale_n * ((p.w.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock);
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>((entries + 255) / 256, 64)), static_cast<unsigned>(p.experts));
+  fp8_weight_scales_kernel<<<grid, 256, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

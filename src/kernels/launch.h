@@ -147,9 +147,14 @@ cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t
 
 /// fp8_quantize: q = e4m3(v / s) (round to nearest even, saturating at +-448) per row of
 /// `in` [rows, cols] (rows past *live_rows, when given, are skipped), s = amax / 448 (1 for
-/// an all-zero span) over the span the kind says, or the static scale. dequantize = false:
-/// out [rows, cols] fp16 holding the e4m3 values exactly, scales written (kTensor:
-/// scales[0]); true: out [rows, cols] in elem holding q * s, scales may be nullptr.
+/// an all-zero span) over the span the kind says, or the static scale. Output:
+///  - kF16Values (fp8_gemv): out [rows, cols] fp16 holding the e4m3 values exactly; scales
+///    [rows] (kRow), [rows, ceil(cols / group)] (kGroup) or scales[0] (kTensor).
+///  - kE4M3Grouped (sm90_fp8_grouped_gemm): out [rows, cols] e4m3 bytes, rows sorted by
+///    expert (expert_offsets); scales in the GEMM's SFA layout, one per row and 128-column
+///    block for every kind (kGroup: group = 128).
+enum class Fp8QuantOut { kF16Values, kE4M3Grouped };
+inline constexpr int kFp8ScaleBlock = 128;  // the grouped GEMM's k (and block-weight n) scale block
 struct Fp8QuantParams {
   ElemType elem = ElemType::kBF16;
   const void* in = nullptr;
@@ -160,7 +165,9 @@ struct Fp8QuantParams {
   int32_t group = 128;                // kGroup: a multiple of 8
   const float* tensor_scale = nullptr;  // kTensor static: the scale; else nullptr
   const float* amax = nullptr;          // kTensor dynamic: launch_fp8_amax's result
-  bool dequantize = false;
+  Fp8QuantOut out_kind = Fp8QuantOut::kF16Values;
+  const int64_t* expert_offsets = nullptr;  // kE4M3Grouped: [num_experts + 1]
+  int32_t num_experts = 0;
   void* out = nullptr;
   float* scales = nullptr;
 };
@@ -179,17 +186,18 @@ struct Fp8ActView {
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                             cudaStream_t stream);
 
-/// fp8_dequant: experts e0 .. e0 + experts - 1 of FP8 weights into out [experts, N, K] in elem
-/// (e4m3 * scale, rounded once), experts without pairs skipped.
-struct Fp8DequantParams {
-  ElemType elem = ElemType::kBF16;
+/// fp8_weight_scales: the FP8 weights' scales of experts 0 .. experts - 1 in the grouped
+/// GEMM's SFB layout, out [experts][ceil(k / 128)][ceil(n / scale_n)]: scale_n = 1 for
+/// per-channel scales, 128 for per-expert and 128 x 128 block scales; experts without pairs
+/// skipped.
+struct Fp8WeightScalesParams {
   Fp8WeightsView w;
-  int32_t e0 = 0;
+  int32_t scale_n = 128;
   int32_t experts = 0;
   const int32_t* expert_counts = nullptr;  // [E] or nullptr (all)
-  void* out = nullptr;
+  float* out = nullptr;
 };
-cudaError_t launch_fp8_dequant(const Fp8DequantParams& p, cudaStream_t stream);
+cudaError_t launch_fp8_weight_scales(const Fp8WeightScalesParams& p, cudaStream_t stream);
 
 /// Source checkpoint formats of wna16_repack.
 enum class QuantSource { kGPTQ, kAWQ, kMoeWNA16 };
@@ -272,17 +280,50 @@ struct GroupedGemmParams {
   void* workspace = nullptr;                // grouped_gemm_workspace_bytes()
   size_t workspace_bytes = 0;
   int32_t sm_count = 0;                     // persistent CTAs
+  // FP8 only (sm90_grouped_gemm.cuh): SFA [kb][rows_e] per expert at sfa + row0 * ceil(k / 128);
+  // SFB [kb][ceil(n / scale_n)] per expert at sfb + e * sfb_expert_stride.
+  const float* sfa = nullptr;
+  const float* sfb = nullptr;
+  int64_t sfb_expert_stride = 0;
 };
-size_t grouped_gemm_workspace_bytes_bf16(int32_t num_groups, int32_t sm_count);
-size_t grouped_gemm_workspace_bytes_fp16(int32_t num_groups, int32_t sm_count);
+size_t grouped_gemm_bf16_workspace_bytes(int32_t num_groups, int32_t sm_count);
+size_t grouped_gemm_fp16_workspace_bytes(int32_t num_groups, int32_t sm_count);
 cudaError_t launch_grouped_gemm_bf16(const GroupedGemmParams& p, cudaStream_t stream);
 cudaError_t launch_grouped_gemm_fp16(const GroupedGemmParams& p, cudaStream_t stream);
 inline size_t grouped_gemm_workspace_bytes(ElemType e, int32_t num_groups, int32_t sm_count) {
-  return e == ElemType::kBF16 ? grouped_gemm_workspace_bytes_bf16(num_groups, sm_count)
-                              : grouped_gemm_workspace_bytes_fp16(num_groups, sm_count);
+  return e == ElemType::kBF16 ? grouped_gemm_bf16_workspace_bytes(num_groups, sm_count)
+                              : grouped_gemm_fp16_workspace_bytes(num_groups, sm_count);
 }
 inline cudaError_t launch_grouped_gemm(ElemType e, const GroupedGemmParams& p, cudaStream_t stream) {
   return e == ElemType::kBF16 ? launch_grouped_gemm_bf16(p, stream) : launch_grouped_gemm_fp16(p, stream);
+}
+
+/// sm90_fp8_grouped_gemm: e4m3 A [rows, k] and B [num_groups, n, k], D in `out` (bf16/fp16),
+/// blockwise-scaled with 128-k blocks, weight scales per scale_n (1 or 128) output columns.
+/// k a multiple of 16, n of 8.
+size_t fp8_grouped_gemm_bf16_n1_workspace_bytes(int32_t num_groups, int32_t sm_count);
+size_t fp8_grouped_gemm_bf16_n128_workspace_bytes(int32_t num_groups, int32_t sm_count);
+size_t fp8_grouped_gemm_fp16_n1_workspace_bytes(int32_t num_groups, int32_t sm_count);
+size_t fp8_grouped_gemm_fp16_n128_workspace_bytes(int32_t num_groups, int32_t sm_count);
+cudaError_t launch_fp8_grouped_gemm_bf16_n1(const GroupedGemmParams& p, cudaStream_t stream);
+cudaError_t launch_fp8_grouped_gemm_bf16_n128(const GroupedGemmParams& p, cudaStream_t stream);
+cudaError_t launch_fp8_grouped_gemm_fp16_n1(const GroupedGemmParams& p, cudaStream_t stream);
+cudaError_t launch_fp8_grouped_gemm_fp16_n128(const GroupedGemmParams& p, cudaStream_t stream);
+inline size_t fp8_grouped_gemm_workspace_bytes(ElemType out, int32_t scale_n, int32_t num_groups, int32_t sm_count) {
+  if (out == ElemType::kBF16) {
+    return scale_n == 1 ? fp8_grouped_gemm_bf16_n1_workspace_bytes(num_groups, sm_count)
+                        : fp8_grouped_gemm_bf16_n128_workspace_bytes(num_groups, sm_count);
+  }
+  return scale_n == 1 ? fp8_grouped_gemm_fp16_n1_workspace_bytes(num_groups, sm_count)
+                      : fp8_grouped_gemm_fp16_n128_workspace_bytes(num_groups, sm_count);
+}
+inline cudaError_t launch_fp8_grouped_gemm(ElemType out, int32_t scale_n, const GroupedGemmParams& p,
+                                           cudaStream_t stream) {
+  if (scale_n != 1 && scale_n != 128) return cudaErrorInvalidValue;
+  if (out == ElemType::kBF16) {
+    return scale_n == 1 ? launch_fp8_grouped_gemm_bf16_n1(p, stream) : launch_fp8_grouped_gemm_bf16_n128(p, stream);
+  }
+  return scale_n == 1 ? launch_fp8_grouped_gemm_fp16_n1(p, stream) : launch_fp8_grouped_gemm_fp16_n128(p, stream);
 }
 
 /// combine: out[t] = sum over the token's local slots s of w * y[row(t * topk + s)], in slot

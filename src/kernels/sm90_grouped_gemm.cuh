@@ -2,21 +2,35 @@
 //
 // CUTLASS 3.x pieces on sm_90a: a warp-specialized cooperative kernel (one producer warp
 // issuing TMA loads into a multi-stage shared-memory ring, two consumer warpgroups issuing
-// wgmma on a 128 x 256 tile), a persistent grouped tile scheduler that walks the experts'
-// tiles in order, and a TMA-store epilogue. Expert e's problem is (rows_e, n, k); rows_e lives
-// on the device only (expert_offsets from the align kernel), so the host never synchronizes:
-// a small setup kernel writes the per-expert problem shapes, pointers and strides, and the
-// scheduler skips experts without rows. The TMA descriptors are patched on the device per
-// expert; the host builds parameters from the addresses of those arrays alone, so a captured
-// CUDA graph stays valid for any routing.
+// wgmma), a persistent grouped tile scheduler that walks the experts' tiles in order, and a
+// TMA-store epilogue. Expert e's problem is (rows_e, n, k); rows_e lives on the device only
+// (expert_offsets from the align kernel), so the host never synchronizes: a small setup
+// kernel writes the per-expert problem shapes, pointers and strides, and the scheduler skips
+// experts without rows. The TMA descriptors are patched on the device per expert; the host
+// builds parameters from the addresses of those arrays alone, so a captured CUDA graph stays
+// valid for any routing.
 //
-// Included by one translation unit per element type (sm90_grouped_gemm_{bf16,fp16}.cu).
+// Two families share this code:
+//  - bf16/fp16 (kScaleN = 0): 128 x 256 x 64 tiles, D = A . B^T.
+//  - FP8 e4m3 A and B (kScaleN = 1 or 128): 128 x 128 x 128 tiles, CUTLASS's blockwise-scaled
+//    mainloop: each 128-k block's wgmma sums are promoted into fp32 accumulators times
+//    sa[row, kb] * sb[n / kScaleN, kb], so one kernel serves DeepSeek's 128 x 128 block scales
+//    (kScaleN = 128), per-expert scales (expanded to blocks, kScaleN = 128) and per-channel
+//    scales (kScaleN = 1), with per-token or per-1x128-group activation scales. Both scale
+//    tensors are MN-major per expert (CUTLASS's layout for sm_90): SFA [kb][rows_e] from
+//    sfa + row0 * kbs, SFB [kb][ceil(n / kScaleN)] from sfb + e * sfb_expert_stride; the
+//    quantize and fp8_weight_scales kernels (fp8.cu) write them so. D in bf16/fp16.
+//
+// Included by one translation unit per instantiation (sm90_grouped_gemm_*.cu, sm90_fp8_*.cu).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
+#include "cutlass/detail/blockwise_scale_layout.hpp"
 #include "cutlass/epilogue/collective/collective_builder.hpp"
 #include "cutlass/gemm/collective/collective_builder.hpp"
 #include "cutlass/gemm/device/gemm_universal_adapter.h"
@@ -26,50 +40,79 @@
 
 namespace fusedmoe::kernels::sm90 {
 
-template <typename Element>
+// A: sorted activations, row-major [rows, k]; B: weights [n, k] (k contiguous, CUTLASS's
+// column-major B); D: row-major [rows, n]. No C operand.
+using LayoutA = cutlass::layout::RowMajor;
+using LayoutB = cutlass::layout::ColumnMajor;
+using LayoutD = cutlass::layout::RowMajor;
+using ClusterShape = cute::Shape<cute::_1, cute::_1, cute::_1>;
+
+// The mainloop of each family, and its scale layouts (int where there are none).
+template <typename ElementAB, int kScaleN, typename TileShape, int kCarveout>
+struct Mainloop {  // FP8 with blockwise scales
+  static constexpr int kAlignment = 16 / sizeof(ElementAB);
+  using ScaleConfig = cutlass::detail::Sm90BlockwiseScaleConfig<1, kScaleN, 128>;
+  using LayoutSFA = decltype(ScaleConfig::deduce_layoutSFA());
+  using LayoutSFB = decltype(ScaleConfig::deduce_layoutSFB());
+  using Op = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementAB, cute::tuple<LayoutA*, LayoutSFA*>, kAlignment,
+      ElementAB, cute::tuple<LayoutB*, LayoutSFB*>, kAlignment, float, TileShape, ClusterShape,
+      cutlass::gemm::collective::StageCountAutoCarveout<kCarveout>,
+      cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperativeFP8BlockScaledAccum>::CollectiveOp;
+};
+template <typename ElementAB, typename TileShape, int kCarveout>
+struct Mainloop<ElementAB, 0, TileShape, kCarveout> {  // bf16/fp16
+  static constexpr int kAlignment = 16 / sizeof(ElementAB);
+  using ScaleConfig = void;
+  using LayoutSFA = int;
+  using LayoutSFB = int;
+  using Op = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementAB, LayoutA*, kAlignment, ElementAB, LayoutB*,
+      kAlignment, float, TileShape, ClusterShape, cutlass::gemm::collective::StageCountAutoCarveout<kCarveout>,
+      cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperative>::CollectiveOp;
+};
+
+template <typename ElementAB, typename ElementD, int kScaleN>
 struct GroupedGemm {
-  using Elem = Element;
+  static constexpr bool kScaled = kScaleN > 0;
+  static constexpr int kScaleK = 128;
+  using ElemAB = ElementAB;
+  using ElemD = ElementD;
   using ProblemShape = cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>;
   using Accum = float;
-  static constexpr int kAlignment = 16 / sizeof(Element);  // 16-byte TMA rows
-  using TileShape = cute::Shape<cute::_128, cute::_256, cute::_64>;
-  using ClusterShape = cute::Shape<cute::_1, cute::_1, cute::_1>;
-
-  // A: sorted activations, row-major [rows, k]; B: weights [n, k] (k contiguous, CUTLASS's
-  // column-major B); D: row-major [rows, n]. No C operand.
-  using LayoutA = cutlass::layout::RowMajor;
-  using LayoutB = cutlass::layout::ColumnMajor;
-  using LayoutD = cutlass::layout::RowMajor;
+  static constexpr int kAlignmentD = 16 / sizeof(ElementD);  // 16-byte TMA rows
+  using TileShape = std::conditional_t<kScaled, cute::Shape<cute::_128, cute::_128, cute::_128>,
+                                       cute::Shape<cute::_128, cute::_256, cute::_64>>;
 
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-      cutlass::epilogue::collective::EpilogueTileAuto, Accum, Accum, void, LayoutD*, kAlignment, Element,
-      LayoutD*, kAlignment, cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative>::CollectiveOp;
+      cutlass::epilogue::collective::EpilogueTileAuto, Accum, Accum, void, LayoutD*, kAlignmentD, ElementD,
+      LayoutD*, kAlignmentD, cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative>::CollectiveOp;
+  using Main = Mainloop<ElementAB, kScaleN, TileShape, static_cast<int>(sizeof(typename Epilogue::SharedStorage))>;
 
-  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA*, kAlignment, Element, LayoutB*,
-      kAlignment, Accum, TileShape, ClusterShape,
-      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
-          sizeof(typename Epilogue::SharedStorage))>,
-      cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperative>::CollectiveOp;
-
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, Mainloop, Epilogue>;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, typename Main::Op, Epilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
   using StrideA = typename Kernel::InternalStrideA;
   using StrideB = typename Kernel::InternalStrideB;
   using StrideD = typename Kernel::InternalStrideD;
+  using LayoutSFA = typename Main::LayoutSFA;
+  using LayoutSFB = typename Main::LayoutSFB;
   using Shape = typename ProblemShape::UnderlyingProblemShape;
 
-  // Per-expert argument arrays, carved from GroupedGemmParams::args in this order.
+  // Per-expert argument arrays, carved from the workspace in this order.
   struct Arrays {
     Shape* shapes;
-    const Element** a;
-    const Element** b;
-    Element** d;
+    const ElementAB** a;
+    const ElementAB** b;
+    ElementD** d;
     StrideA* stride_a;
     StrideB* stride_b;
     StrideD* stride_d;
+    const float** sfa;  // FP8 only
+    const float** sfb;
+    LayoutSFA* layout_sfa;
+    LayoutSFB* layout_sfb;
   };
 
   static size_t align_up(size_t v) { return (v + 255) / 256 * 256; }
@@ -90,6 +133,12 @@ struct GroupedGemm {
     take(&a.stride_a, sizeof(StrideA));
     take(&a.stride_b, sizeof(StrideB));
     take(&a.stride_d, sizeof(StrideD));
+    if constexpr (kScaled) {
+      take(&a.sfa, sizeof(void*));
+      take(&a.sfb, sizeof(void*));
+      take(&a.layout_sfa, sizeof(LayoutSFA));
+      take(&a.layout_sfb, sizeof(LayoutSFB));
+    }
     return off;
   }
 
@@ -97,38 +146,56 @@ struct GroupedGemm {
     cutlass::KernelHardwareInfo hw;
     hw.device_id = 0;
     hw.sm_count = p.sm_count;
-    typename Gemm::Arguments args{
-        cutlass::gemm::GemmUniversalMode::kGrouped,
-        {p.num_groups, arr.shapes, nullptr},
-        {arr.a, arr.stride_a, arr.b, arr.stride_b},
-        {{}, nullptr, nullptr, arr.d, arr.stride_d},
-        hw};
+    typename Gemm::Arguments args;
+    if constexpr (kScaled) {
+      args = {cutlass::gemm::GemmUniversalMode::kGrouped,
+              {p.num_groups, arr.shapes, nullptr},
+              {arr.a, arr.stride_a, arr.b, arr.stride_b, arr.sfa, arr.layout_sfa, arr.sfb, arr.layout_sfb},
+              {{}, nullptr, nullptr, arr.d, arr.stride_d},
+              hw};
+    } else {
+      args = {cutlass::gemm::GemmUniversalMode::kGrouped,
+              {p.num_groups, arr.shapes, nullptr},
+              {arr.a, arr.stride_a, arr.b, arr.stride_b},
+              {{}, nullptr, nullptr, arr.d, arr.stride_d},
+              hw};
+    }
     args.epilogue.thread.alpha = 1.0f;
     args.epilogue.thread.beta = 0.0f;
     return args;
   }
 };
 
-// One thread per expert: its rows, pointers and strides (rows_e = 0 leaves no tiles).
+// One thread per expert: its rows, pointers, strides and scale views (rows_e = 0 leaves no
+// tiles).
 template <typename G>
 __global__ void setup_groups_kernel(GroupedGemmParams p, typename G::Arrays arr) {
-  using Element = typename G::Elem;
+  using ElementAB = typename G::ElemAB;
+  using ElementD = typename G::ElemD;
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= p.num_groups) return;
   const int64_t row0 = p.expert_offsets[e];
   const int64_t rows = p.expert_offsets[e + 1] - row0;
-  arr.shapes[e] = typename G::Shape(static_cast<int>(rows), static_cast<int>(p.n), static_cast<int>(p.k));
-  arr.a[e] = static_cast<const Element*>(p.a) + row0 * p.k;
-  arr.b[e] = static_cast<const Element*>(p.b) + static_cast<int64_t>(e) * p.n * p.k;
-  arr.d[e] = static_cast<Element*>(p.d) + row0 * p.n;
+  const typename G::Shape shape(static_cast<int>(rows), static_cast<int>(p.n), static_cast<int>(p.k));
+  arr.shapes[e] = shape;
+  arr.a[e] = static_cast<const ElementAB*>(p.a) + row0 * p.k;
+  arr.b[e] = static_cast<const ElementAB*>(p.b) + static_cast<int64_t>(e) * p.n * p.k;
+  arr.d[e] = static_cast<ElementD*>(p.d) + row0 * p.n;
   arr.stride_a[e] = cute::make_stride(p.k, cute::Int<1>{}, cute::Int<0>{});
   arr.stride_b[e] = cute::make_stride(p.k, cute::Int<1>{}, cute::Int<0>{});
   arr.stride_d[e] = cute::make_stride(p.n, cute::Int<1>{}, cute::Int<0>{});
+  if constexpr (G::kScaled) {
+    using Config = typename G::Main::ScaleConfig;
+    const int64_t kbs = (p.k + G::kScaleK - 1) / G::kScaleK;
+    arr.sfa[e] = p.sfa + row0 * kbs;
+    arr.sfb[e] = p.sfb + static_cast<int64_t>(e) * p.sfb_expert_stride;
+    arr.layout_sfa[e] = Config::tile_atom_to_shape_SFA(cute::append<4>(shape, 1));
+    arr.layout_sfb[e] = Config::tile_atom_to_shape_SFB(cute::append<4>(shape, 1));
+  }
 }
 
-template <typename Element>
+template <typename G>
 size_t workspace_bytes(int32_t num_groups, int32_t sm_count) {
-  using G = GroupedGemm<Element>;
   typename G::Arrays arr{};
   GroupedGemmParams p;
   p.num_groups = num_groups;
@@ -137,10 +204,10 @@ size_t workspace_bytes(int32_t num_groups, int32_t sm_count) {
   return arrays + G::align_up(G::Gemm::get_workspace_size(G::arguments(p, arr)));
 }
 
-template <typename Element>
+template <typename G>
 cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
-  using G = GroupedGemm<Element>;
-  if (p.workspace_bytes < workspace_bytes<Element>(p.num_groups, p.sm_count)) return cudaErrorInvalidValue;
+  if (p.workspace_bytes < workspace_bytes<G>(p.num_groups, p.sm_count)) return cudaErrorInvalidValue;
+  if (G::kScaled && (p.sfa == nullptr || p.sfb == nullptr)) return cudaErrorInvalidValue;
   typename G::Arrays arr{};
   const size_t arrays = G::arrays_bytes(p.num_groups, &arr, p.workspace);
   setup_groups_kernel<G><<<(p.num_groups + 127) / 128, 128, 0, stream>>>(p, arr);
@@ -159,3 +226,14 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
 }
 
 }  // namespace fusedmoe::kernels::sm90
+
+// The two entry points of one instantiation, for its translation unit.
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE(name, ElementAB, ElementD, kScaleN)                       \
+  namespace fusedmoe::kernels {                                                                   \
+  size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count) {                           \
+    return sm90::workspace_bytes<sm90::GroupedGemm<ElementAB, ElementD, kScaleN>>(num_groups, sm_count); \
+  }                                                                                               \
+  cudaError_t launch_##name(const GroupedGemmParams& p, cudaStream_t stream) {                    \
+    return sm90::run<sm90::GroupedGemm<ElementAB, ElementD, kScaleN>>(p, stream);                 \
+  }                                                                                               \
+  }

@@ -66,17 +66,46 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   WorkspaceLayout ws;
   ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
   EXPECT_EQ(ws.find("topk_ids"), nullptr);  // routing given by the caller
-  // Quantized activations held in 2 bytes (fp16 e4m3 values, or q * s in bf16).
-  EXPECT_EQ(ws.find("x_quantized")->bytes, 16u * 7168u * 2u);
-  EXPECT_EQ(ws.find("x_scales")->bytes, 16u * 56u * 4u);
+  // The grouped GEMM's e4m3 inputs (x's gathered rows, then the intermediate) and their
+  // scales per 128 columns; the block scales of the larger projection (w13: 4 x 56 blocks).
+  EXPECT_EQ(ws.find("fp8_rows")->bytes, 16u * 8u * 7168u);
+  EXPECT_EQ(ws.find("fp8_row_scales")->bytes, 16u * 8u * 56u * 4u);
+  EXPECT_EQ(ws.find("fp8_weight_scales")->bytes, 256u * 4u * 56u * 4u);
   EXPECT_EQ(ws.find("amax")->bytes, 2u * 4u);
   EXPECT_EQ(ws.find("intermediate")->bytes, 16u * 8u * 256u * 2u);
-  EXPECT_EQ(ws.find("intermediate_quantized"), nullptr);  // the grouped path quantizes in place
-  EXPECT_EQ(ws.find("intermediate_scales")->bytes, 16u * 8u * 2u * 4u);
-  EXPECT_NE(ws.find("dequant_weights"), nullptr);
-  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kSmallM, 0, &ws).ok());
-  EXPECT_EQ(ws.find("intermediate_quantized")->bytes, 16u * 8u * 256u * 2u);
+  EXPECT_EQ(ws.find("x_quantized"), nullptr);
+  EXPECT_EQ(ws.find("intermediate_quantized"), nullptr);
   EXPECT_EQ(ws.find("dequant_weights"), nullptr);
+  // Per-channel scales: one per output row and 128-k block (w13: 512 rows x 56 blocks).
+  q.format = WeightFormat::kFP8PerChannel;
+  q.act_quant = ActQuant::kPerToken;
+  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
+  EXPECT_EQ(ws.find("fp8_weight_scales")->bytes, 256u * 512u * 56u * 4u);
+  // fp8_gemv: activations held as fp16 e4m3 values with their scales.
+  q.format = WeightFormat::kFP8Block;
+  q.act_quant = ActQuant::kPerGroup;
+  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kSmallM, 0, &ws).ok());
+  EXPECT_EQ(ws.find("x_quantized")->bytes, 16u * 7168u * 2u);
+  EXPECT_EQ(ws.find("x_scales")->bytes, 16u * 56u * 4u);
+  EXPECT_EQ(ws.find("intermediate_quantized")->bytes, 16u * 8u * 256u * 2u);
+  EXPECT_EQ(ws.find("intermediate_scales")->bytes, 16u * 8u * 2u * 4u);
+  EXPECT_EQ(ws.find("fp8_rows"), nullptr);
+}
+
+TEST(Planner, Fp8GroupedNeeds128Blocks) {
+  QuantParams q;
+  q.format = WeightFormat::kFP8Block;
+  q.act_quant = ActQuant::kPerGroup;
+  EXPECT_TRUE(fp8_grouped_supports(q));
+  EXPECT_EQ(choose_path(q, 4096 * 8, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  q.block_n = 64;
+  EXPECT_FALSE(fp8_grouped_supports(q));
+  EXPECT_EQ(choose_path(q, 4096 * 8, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
+  q.format = WeightFormat::kFP8PerChannel;  // block sizes do not matter without block scales
+  EXPECT_TRUE(fp8_grouped_supports(q));
+  EXPECT_EQ(fp8_scale_n(WeightFormat::kFP8PerChannel), 1);
+  EXPECT_EQ(fp8_scale_n(WeightFormat::kFP8PerTensor), 128);
+  EXPECT_EQ(fp8_weight_scales_per_expert(2880, 1360, 128), 23 * 11);
 }
 
 TEST(Planner, SixtyFourBitSizes) {

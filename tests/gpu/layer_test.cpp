@@ -651,11 +651,26 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
 
 TEST(Fp8LayerAuto, LargeBatch) {
   REQUIRE_GPU();
-  for (const char* name : kBenchShapes) {
-    GpuCase c = bench_case(name, 1024, 12);
-    c.quant = named_precision("fp8_block");
-    run_case(c);
+  // The planner's choice at prefill sizes (sm90_fp8_grouped_gemm), rows sampled.
+  for (const char* precision : {"fp8_block", "fp8_channel"}) {
+    SCOPED_TRACE(precision);
+    for (const char* name : kBenchShapes) {
+      GpuCase c = bench_case(name, 1024, 12);
+      c.quant = named_precision(precision);
+      run_case(c);
+    }
   }
+  GpuCase c = bench_case("deepseek_v3_tp8", 4096, 12);
+  c.quant = named_precision("fp8_block");
+  run_case(c);
+  // Per-tensor dynamic scales need every token in the reference: a smaller layer, all rows.
+  run_fp8_case(custom(1024, 16, 1024, 512, 4, "skewed"), named_precision("fp8_tensor"));
+  run_fp8_case(custom(600, 8, 1024, 512, 2, "uniform"), fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerToken));
+  // Blocks other than 128 x 128: fp8_gemv at every batch.
+  QuantParams blocks = named_precision("fp8_block");
+  blocks.block_n = 64;
+  blocks.block_k = 192;
+  run_fp8_case(custom(300, 8, 768, 384, 2, "uniform"), blocks);
 }
 
 }  // namespace
