@@ -246,6 +246,37 @@ __global__ void __launch_bounds__(kThreads) fp8_gemv_kernel(GroupedGemvParams p,
     for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[nt][i] = part[nt][i] = 0.0f;
+    // Block scales: the warp's two weight rows' and its tokens' scales of block kb (cur) and
+    // of the next block (nxt), loaded one block ahead so the loads land during the MMAs;
+    // no divisions in the loop.
+    const float* ws_p[2] = {nullptr, nullptr};
+    const float* xs_p[kNTiles][2];
+    float cur_w[2] = {0.0f, 0.0f}, nxt_w[2] = {0.0f, 0.0f}, cur_x[kNTiles][2], nxt_x[kNTiles][2];
+    int64_t kb = 0, kb_last = 0;
+    int to_block_end = 0;
+    auto load_scales = [&](int64_t b, float (&ws)[2], float (&xs)[kNTiles][2]) {
+      ws[0] = __ldg(ws_p[0] + b);
+      ws[1] = __ldg(ws_p[1] + b);
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) xs[nt][h] = __ldg(xs_p[nt][h] + b);
+    };
+    if constexpr (kBlock) {
+      const int64_t kbs = (K + wv.block_k - 1) / wv.block_k;
+      const float* ws_e = wv.scales + static_cast<int64_t>(w.e) * ((wv.n + wv.block_n - 1) / wv.block_n) * kbs;
+      ws_p[0] = ws_e + (w.row_lo / wv.block_n) * kbs;
+      ws_p[1] = ws_e + (w.row_hi / wv.block_n) * kbs;
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) xs_p[nt][h] = xv.scales + s_row[nt][h] * k_groups;
+      kb = s_begin / steps_per_block;
+      kb_last = kbs - 1;
+      to_block_end = static_cast<int>(steps_per_block - (s_begin - kb * steps_per_block));
+      load_scales(kb, cur_w, cur_x);
+      load_scales(kb < kb_last ? kb + 1 : kb_last, nxt_w, nxt_x);
+    }
 
     for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
       uint4 nxt_lo[kUnroll], nxt_hi[kUnroll];
@@ -271,18 +302,21 @@ __global__ void __launch_bounds__(kThreads) fp8_gemv_kernel(GroupedGemvParams p,
           }
         }
         // Block scales: the end of a block_k block (or of the slice) scales its sums.
-        if (kBlock && s < s_end && ((s + 1) % steps_per_block == 0 || s + 1 == s_end)) {
-          const int64_t kb = s / steps_per_block;
-          const float ws_lo = weight_scale(wv, w.e, w.row_lo, kb), ws_hi = weight_scale(wv, w.e, w.row_hi, kb);
+        if (kBlock && s < s_end && (--to_block_end == 0 || s + 1 == s_end)) {
 #pragma unroll
           for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              const float xs = act_scale(xv, s_row[nt][h], k_groups, kb);
-              acc[nt][h] += part[nt][h] * (ws_lo * xs);
-              acc[nt][2 + h] += part[nt][2 + h] * (ws_hi * xs);
+              acc[nt][h] += part[nt][h] * (cur_w[0] * cur_x[nt][h]);
+              acc[nt][2 + h] += part[nt][2 + h] * (cur_w[1] * cur_x[nt][h]);
               part[nt][h] = part[nt][2 + h] = 0.0f;
+              cur_x[nt][h] = nxt_x[nt][h];
             }
+          cur_w[0] = nxt_w[0];
+          cur_w[1] = nxt_w[1];
+          to_block_end = static_cast<int>(steps_per_block);
+          ++kb;
+          load_scales(kb < kb_last ? kb + 1 : kb_last, nxt_w, nxt_x);
         }
       }
 #pragma unroll
