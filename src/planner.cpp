@@ -83,10 +83,7 @@ KernelPath choose_path(const QuantParams& q, int64_t pairs, int64_t num_experts,
   const bool integer = is_integer_format(q.format);
   if (forced != KernelPath::kAuto) return forced;
   const int64_t active = std::max<int64_t>(1, std::min(num_experts, pairs));
-  if (is_fp8_format(q.format)) {
-    if (!fp8_grouped_supports(q)) return KernelPath::kSmallM;
-    return pairs >= kFp8GroupedMinRows * active ? KernelPath::kGroupedGemm : KernelPath::kSmallM;
-  }
+  if (is_fp8_format(q.format) && !fp8_grouped_supports(q)) return KernelPath::kSmallM;
   if (integer) {
     if (!wna16_gemv_supports(q)) return KernelPath::kGroupedGemm;
     return pairs >= kWna16GroupedMinRows * active ? KernelPath::kGroupedGemm : KernelPath::kSmallM;

@@ -43,10 +43,13 @@ bool kernel_family_available(KernelFamily family);
 /// (wna16_gemv_supports). Measured on the H200 with both paths forced (docs/PERF.md, v11): at
 /// r = 32 wna16_gemv wins (Qwen2 482 vs 791 us, DeepSeek-V3 2013 vs 2845 us), at r = 64 the
 /// dequant path (Mixtral 2231 vs 2628, Qwen3 987 vs 1167, Scout 392 vs 532 us).
-/// FP8 formats: fp8_gemv below r = kFp8GroupedMinRows, then sm90_fp8_grouped_gemm; always
-/// fp8_gemv for block scales other than 128 x 128 (fp8_grouped_supports).
+/// FP8 formats: the dense rule between fp8_gemv and sm90_fp8_grouped_gemm; always fp8_gemv
+/// for block scales other than 128 x 128 (fp8_grouped_supports). Measured on the H200 with
+/// both paths forced (block scales, docs/PERF.md v13): the crossover lies between r = 4 and 8
+/// on the five bench shapes (Mixtral r = 4: 658 vs 674 us, r = 8: 862 vs 663 us; Qwen3 r = 4:
+/// 254 vs 268, r = 8: 340 vs 270) and between 1 and 2 on DeepSeek-V3 TP8 (303 vs 321, 458
+/// vs 400 us).
 inline constexpr int64_t kGroupedMinRowsPerExpert = 6;
-inline constexpr int64_t kFp8GroupedMinRows = 6;
 inline constexpr int64_t kGroupedMinRowsSmallInter = 2;
 inline constexpr int64_t kSmallInter = 256;
 inline constexpr int64_t kWna16GroupedMinRows = 48;

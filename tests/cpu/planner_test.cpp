@@ -174,12 +174,15 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   q.has_g_idx = true;
   EXPECT_FALSE(wna16_gemv_supports(q));
   EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
-  // FP8: fp8_gemv below kFp8GroupedMinRows rows per active expert, then the dequant path.
+  // FP8: the dense rule (fp8_gemv below 6 rows per active expert, 2 with inter <= 256), then
+  // sm90_fp8_grouped_gemm.
   q = QuantParams();
   q.format = WeightFormat::kFP8Block;
   q.act_quant = ActQuant::kPerGroup;
-  EXPECT_EQ(choose_path(q, 8 * (kFp8GroupedMinRows - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 8 * kFp8GroupedMinRows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 8 * (kGroupedMinRowsPerExpert - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 8 * kGroupedMinRowsPerExpert, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 256 * 1, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 256 * kGroupedMinRowsSmallInter, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
   EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kGroupedGemm), KernelPath::kGroupedGemm);  // forced
 }
 
