@@ -94,6 +94,18 @@ void check_hidden_states(const at::Tensor& x) {
   act_dtype_of(x, "hidden_states");
 }
 
+// The layer's sizes from hidden_states [M, H] and w1 [E, 2 * I, K] (K checked by the caller).
+fusedmoe::ProblemShape shape_from_w1(const at::Tensor& x, const at::Tensor& w1, int64_t topk) {
+  TORCH_CHECK(w1.size(1) % 2 == 0, "fusedmoe: w1: expected [E, 2 * I, H], got shape ", w1.sizes());
+  fusedmoe::ProblemShape s;
+  s.m = x.size(0);
+  s.hidden = x.size(1);
+  s.num_experts = static_cast<int32_t>(w1.size(0));
+  s.inter = w1.size(1) / 2;
+  s.topk = static_cast<int32_t>(topk);
+  return s;
+}
+
 void setup_layer(const at::Tensor& x, const at::Tensor& w1, const at::Tensor& w2, int64_t topk,
                  const std::string& activation, bool weight_on_input, const std::optional<at::Tensor>& expert_map,
                  const std::string& path, Layer* layer) {
@@ -105,13 +117,7 @@ void setup_layer(const at::Tensor& x, const at::Tensor& w1, const at::Tensor& w2
   TORCH_CHECK(w1.scalar_type() == x.scalar_type() && w2.scalar_type() == x.scalar_type(),
               "fusedmoe: w1, w2: expected dtype ", x.scalar_type(), " as hidden_states, got ", w1.scalar_type(), " and ",
               w2.scalar_type());
-  TORCH_CHECK(w1.size(1) % 2 == 0, "fusedmoe: w1: expected [E, 2 * I, H], got shape ", w1.sizes());
-  fusedmoe::ProblemShape s;
-  s.m = x.size(0);
-  s.hidden = x.size(1);
-  s.num_experts = static_cast<int32_t>(w1.size(0));
-  s.inter = w1.size(1) / 2;
-  s.topk = static_cast<int32_t>(topk);
+  const fusedmoe::ProblemShape s = shape_from_w1(x, w1, topk);
   TORCH_CHECK(w1.size(2) == s.hidden, "fusedmoe: w1: expected [E, 2 * I, ", s.hidden, "] (H of hidden_states), got ",
               w1.sizes());
   TORCH_CHECK(w2.size(0) == s.num_experts && w2.size(1) == s.hidden && w2.size(2) == s.inter, "fusedmoe: w2: expected [",
@@ -297,13 +303,7 @@ at::Tensor fused_experts_fp8(const at::Tensor& x, const at::Tensor& w1, const at
   TORCH_CHECK(fp8.size() == 4, "fusedmoe: fp8: expected 4 integers, got ", fp8.size());
   check_tensor(w1, "w1", 3, x.device());
   check_tensor(w2, "w2", 3, x.device());
-  TORCH_CHECK(w1.size(1) % 2 == 0, "fusedmoe: w1: expected [E, 2 * I, H], got shape ", w1.sizes());
-  fusedmoe::ProblemShape s;
-  s.m = x.size(0);
-  s.hidden = x.size(1);
-  s.num_experts = static_cast<int32_t>(w1.size(0));
-  s.inter = w1.size(1) / 2;
-  s.topk = static_cast<int32_t>(topk_ids.size(1));
+  const fusedmoe::ProblemShape s = shape_from_w1(x, w1, topk_ids.size(1));
   fusedmoe::MoeWeights w;
   w.quant.format = static_cast<fusedmoe::WeightFormat>(fp8[0]);
   w.quant.act_quant = static_cast<fusedmoe::ActQuant>(fp8[1]);

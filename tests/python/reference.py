@@ -61,3 +61,16 @@ def route_ref(logits, topk, renormalize=False, scoring_func="softmax", n_group=0
 def rel_l2(got, want):
     got, want = got.double(), want.double()
     return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
+
+
+def assert_within(got, want, tolerance):
+    """The project's comparison (reference/include/fusedmoe_ref/tolerance.h): finite, and the
+    relative L2 error and max |error| / rms of the reference within tolerance = (rel,
+    max_over_rms)."""
+    rel, max_over_rms = tolerance
+    assert torch.isfinite(got).all(), "non-finite output"
+    err = rel_l2(got, want)
+    rms = want.double().pow(2).mean().sqrt().item() if want.numel() else 0.0
+    max_abs = (got.double() - want.double()).abs().max().item() if got.numel() else 0.0
+    assert err <= rel, f"relative L2 {err:.3g} > {rel}"
+    assert max_abs <= max_over_rms * rms + 1e-30, f"max |error| {max_abs:.3g} > {max_over_rms} * rms {rms:.3g}"
