@@ -8,7 +8,9 @@
 #   device run: bash scripts/device_check.sh         (carry: .deps; first, here:
 #     git rev-parse --short=12 HEAD > .deps/REVISION  so the results name the tree)
 #   BENCH_PRECISIONS="bf16 w4a16 w8a16 fp8_tensor fp8_channel fp8_block" (default) picks the
-#   benches; BENCH_ARGS narrows them.
+#   benches; BENCH_ARGS narrows them. STEPS="ctest checks sanitize bench" (default: all) picks
+#   what runs after the build: all of it takes about 12 minutes on the H200, past one device
+#   call's 10, so run it as STEPS=ctest, then STEPS="checks sanitize bench".
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/device_build.sh"
@@ -17,6 +19,9 @@ out="${OUT:-$root/out}"
 mkdir -p "$out"
 build=build/device
 rows=()
+steps=" ${STEPS:-ctest checks sanitize bench} "
+want() { [[ "$steps" == *" $1 "* ]]; }
+overall=0
 row() { rows+=("$(printf '%-28s %-8s %s' "$1" "$2" "$3")"); }
 t() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(t)" 'BEGIN { printf "%.1f s", b - a }'; }
@@ -46,15 +51,17 @@ row "build" "ok" "$(since "$start"), $(nproc) jobs, no C7510"
 { echo "nvidia-smi: $gpu"; "$build/fusedmoe" info; } > "$out/checks.txt" 2>&1
 row "fusedmoe info" "$([ $? -eq 0 ] && echo ok || echo FAIL)" "$(grep -m1 '^gpu 0' "$out/checks.txt" | cut -c1-90)"
 
-start=$(t)
-timeout 450 ctest --test-dir "$build" -j 8 --output-on-failure > "$out/ctest.log" 2>&1
-status=$?
-summary=$(grep -E "tests passed|tests failed" "$out/ctest.log" | tail -1)
-skipped=$(grep -c "Skipped" "$out/ctest.log")
-row "ctest (cpu + gpu)" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$summary, $skipped skipped, $(since "$start")"
-overall=$status
+if want ctest; then
+  start=$(t)
+  timeout 540 ctest --test-dir "$build" -j 8 --output-on-failure > "$out/ctest.log" 2>&1
+  status=$?
+  summary=$(grep -E "tests passed|tests failed" "$out/ctest.log" | tail -1)
+  skipped=$(grep -c "Skipped" "$out/ctest.log")
+  row "ctest (cpu + gpu)" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$summary, $skipped skipped, $(since "$start")"
+  overall=$status
+fi
 
-for check in mixtral_8x7b_tp1:bf16 qwen2_57b_a14b_tp4:bf16 qwen3_30b_a3b_tp1:bf16 deepseek_v3_tp8:bf16 \
+want checks && for check in mixtral_8x7b_tp1:bf16 qwen2_57b_a14b_tp4:bf16 qwen3_30b_a3b_tp1:bf16 deepseek_v3_tp8:bf16 \
              llama4_scout_tp8:bf16 deepseek_v3_tp8:w4a16_awq qwen3_30b_a3b_tp1:w8a16_gptq deepseek_v3_tp8:fp8_block \
              qwen3_30b_a3b_tp1:fp8_channel mixtral_8x7b_tp1:fp8_tensor; do
   start=$(t)
@@ -66,8 +73,8 @@ for check in mixtral_8x7b_tp1:bf16 qwen2_57b_a14b_tp4:bf16 qwen3_30b_a3b_tp1:bf1
 done
 # compute-sanitizer over a small GPU case set: out-of-bounds accesses and shared-memory races.
 san_filter='Paths/DenseLayer.EdgeShapes/*:Paths/DenseLayer.Fp16ActivationsAndWeightOnInput/*:Paths/QuantLayer.GroupSizesScalesAndZeros/*:Paths/Fp8Layer.PartialBlocksEdgesAndModes/*'
-echo "== compute-sanitizer ($san_filter)" >> "$out/checks.txt"
-for tool in memcheck racecheck; do
+want sanitize && echo "== compute-sanitizer ($san_filter)" >> "$out/checks.txt"
+want sanitize && for tool in memcheck racecheck; do
   start=$(t)
   timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 1 "$build/tests/fusedmoe_gpu_tests" --gtest_filter="$san_filter" \
     >> "$out/checks.txt" 2>&1
@@ -79,7 +86,7 @@ done
 
 : > "$out/bench.txt"
 csv_dir=$(mktemp -d)
-for precision in ${BENCH_PRECISIONS:-bf16 w4a16 w8a16 fp8_tensor fp8_channel fp8_block}; do
+want bench && for precision in ${BENCH_PRECISIONS:-bf16 w4a16 w8a16 fp8_tensor fp8_channel fp8_block}; do
   start=$(t)
   "$build/fusedmoe" bench --precision "$precision" --csv "$csv_dir/bench_$precision.csv" ${BENCH_ARGS:-} >> "$out/bench.txt" 2>&1
   status=$?
@@ -88,10 +95,10 @@ for precision in ${BENCH_PRECISIONS:-bf16 w4a16 w8a16 fp8_tensor fp8_channel fp8
     "$(($(wc -l < "$csv_dir/bench_$precision.csv") - 1)) points, $(since "$start")"
 done
 # One archive of the CSVs: the device returns at most 8 files.
-tar -czf "$out/bench_csv.tar.gz" -C "$csv_dir" . 2>/dev/null
+want bench && tar -czf "$out/bench_csv.tar.gz" -C "$csv_dir" . 2>/dev/null
 # Forced paths side by side (BENCH_PATHS="small_m grouped_gemm", BENCH_PATH_PRECISION (bf16),
 # BENCH_PATH_ARGS narrows the grid).
-for path in ${BENCH_PATHS:-}; do
+want bench && for path in ${BENCH_PATHS:-}; do
   start=$(t)
   "$build/fusedmoe" bench --precision "${BENCH_PATH_PRECISION:-bf16}" --path "$path" ${BENCH_PATH_ARGS:-} >> "$out/bench.txt" 2>&1
   status=$?
