@@ -184,6 +184,9 @@ Status run_layer(const MoeInputs& in, const MoeWeights& w, const LayerOptions& o
         }
       }
     }
+    if (opt.round_gate_up) {
+      for (double& v : h) v = round_to(in.act_dtype, v);
+    }
     for (int64_t j = 0; j < np; ++j) {
       const double scale = in.apply_router_weight_on_input ? routing.weights[pairs[j]] : 1.0;
       for (int64_t c = 0; c < I; ++c) {
@@ -193,12 +196,13 @@ Status run_layer(const MoeInputs& in, const MoeWeights& w, const LayerOptions& o
     base += np;
   }
 
-  // What the GPU stores between the GEMMs.
+  // What the GPU stores between the GEMMs: the activation dtype, then (FP8) e4m3.
+  if (opt.round_intermediate) {
+    for (double& a : act) a = round_to(in.act_dtype, a);
+  }
   if (q.act_quant != ActQuant::kNone) {
     const float a2_scale = q.act_quant == ActQuant::kPerTensorStatic ? w.w2.input_scale[0] : 0.0f;
     FUSEDMOE_RETURN_IF_ERROR(fake_quantize_fp8(q.act_quant, q.block_k, a2_scale, wanted_pairs, I, act.data()));
-  } else if (opt.round_intermediate) {
-    for (double& a : act) a = round_to(in.act_dtype, a);
   }
 
   // GEMM2 with the routed weight, summed into each token's output row.

@@ -86,10 +86,10 @@ std::vector<double> naive_layer(const LayerData& d, const Checkpoint& ck, const 
     }
     pair_of_row.push_back(p);
   }
+  // Stored in the activation dtype, then (FP8) quantized from there (docs/FORMATS.md).
+  for (double& a : act) a = round_to(in.act_dtype, a);
   if (q.act_quant != ActQuant::kNone) {
     quantize_rows(q, q.act_quant == ActQuant::kPerTensorStatic ? ck.weights.w2.input_scale[0] : 0.0f, &act, I);
-  } else {
-    for (double& a : act) a = round_to(in.act_dtype, a);
   }
   std::vector<double> out(static_cast<size_t>(s.m * H), 0.0);
   for (size_t r = 0; r < pair_of_row.size(); ++r) {
@@ -240,6 +240,23 @@ TEST(ReferenceLayer, StaticFp8ScalesAndGeluActivations) {
     Routing r{d.topk_ids, d.topk_weights};
     EXPECT_TRUE(compare(naive_layer(d, ck, r), got, kToleranceFP8).pass) << to_string(a);
   }
+}
+
+TEST(ReferenceLayer, GateUpRoundingOnlyWhereAsked) {
+  // The grouped path's store of GEMM1's sums in the activation dtype: a bf16-sized change,
+  // off by default.
+  const ProblemShape s = make_shape(5, 64, 32, 4, 2);
+  Checkpoint ck;
+  ASSERT_TRUE(make_random_checkpoint(s, DType::kBF16, QuantParams(), 7, &ck).ok());
+  LayerData d;
+  ASSERT_TRUE(make_random_inputs(s, DType::kBF16, RoutingMode::kUniform, 8, &d).ok());
+  std::vector<double> plain, rounded;
+  ASSERT_TRUE(run_layer(d.inputs, ck.weights, LayerOptions(), &plain).ok());
+  LayerOptions opt;
+  opt.round_gate_up = true;
+  ASSERT_TRUE(run_layer(d.inputs, ck.weights, opt, &rounded).ok());
+  EXPECT_NE(plain, rounded);
+  EXPECT_TRUE(compare(plain, rounded, kToleranceBF16).pass);
 }
 
 TEST(ReferenceLayer, ActivationFunctions) {

@@ -75,9 +75,13 @@ Status fake_quantize_fp8(ActQuant mode, int32_t group, float static_scale, int64
                          int64_t cols, double* data);
 
 struct LayerOptions {
-  /// Round the activation output to the activation dtype, as the GPU stores it. Off: keep
-  /// fp64 (the exact function). FP8 paths always quantize it.
+  /// Round the activation output to the activation dtype, as the GPU stores it (on FP8 paths
+  /// before quantizing it, as both GPU paths do). Off: keep fp64 (the exact function).
   bool round_intermediate = true;
+  /// Round GEMM1's gate and up sums to the activation dtype before the activation, as the
+  /// grouped path stores them (the GEMVs activate the fp32 sums). FP8 checks need the GPU
+  /// path's rounding points: an extra rounding moves values across e4m3 boundaries.
+  bool round_gate_up = false;
   /// Compute only these tokens' rows (sampled checks of large M); empty = all tokens.
   std::vector<int64_t> tokens;
 };
