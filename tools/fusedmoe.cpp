@@ -261,8 +261,21 @@ int cmd_check(const Args& args) {
   data.inputs.apply_router_weight_on_input = spec.routing.weight_on_input;
   const auto t1 = std::chrono::steady_clock::now();
 
+  // The reference rounds where the planned path rounds (the grouped path stores gate/up in
+  // the activation dtype before the activation).
+  fm::PreparedWeights planned_weights;
+  planned_weights.shape = shape;
+  planned_weights.quant = precision.quant;
+  fm::MoeArguments planned_args;
+  planned_args.weights = &planned_weights;
+  planned_args.inputs.shape = shape;
+  fm::KernelPath planned = fm::KernelPath::kAuto;
+  st = fm::planned_path(planned_args, &planned);
+  if (!st.ok()) return status_error(st);
+  fusedmoe::ref::LayerOptions ref_options;
+  ref_options.round_gate_up = planned == fm::KernelPath::kGroupedGemm;
   std::vector<double> ref;
-  st = fusedmoe::ref::run_layer(data.inputs, checkpoint.weights, fusedmoe::ref::LayerOptions(), &ref);
+  st = fusedmoe::ref::run_layer(data.inputs, checkpoint.weights, ref_options, &ref);
   if (!st.ok()) return status_error(st);
   const auto t2 = std::chrono::steady_clock::now();
   const double gen_s = std::chrono::duration<double>(t1 - t0).count();
