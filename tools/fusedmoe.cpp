@@ -248,9 +248,13 @@ int cmd_check(const Args& args) {
               routing_mode.c_str(), static_cast<long long>(seed));
 
   const auto t0 = std::chrono::steady_clock::now();
-  fusedmoe::ref::Checkpoint checkpoint;
-  st = fusedmoe::ref::make_random_checkpoint(shape, precision.act_dtype, precision.quant, static_cast<uint64_t>(seed),
-                                             &checkpoint);
+  // FP8: the weights quantized from dense ones (kept for the bf16 layer the error
+  // report compares with); other formats drawn directly.
+  const bool fp8 = precision.quant.act_quant != fm::ActQuant::kNone;
+  fusedmoe::ref::Checkpoint checkpoint, dense;
+  st = fusedmoe::ref::make_random_checkpoint(shape, precision.act_dtype, fp8 ? fm::QuantParams() : precision.quant,
+                                             static_cast<uint64_t>(seed), fp8 ? &dense : &checkpoint);
+  if (st.ok() && fp8) st = fusedmoe::ref::quantize_checkpoint(shape, precision.act_dtype, dense, precision.quant, &checkpoint);
   if (!st.ok()) return status_error(st);
   fusedmoe::ref::LayerData data;
   st = fusedmoe::ref::make_random_inputs(shape, precision.act_dtype, mode, static_cast<uint64_t>(seed), &data);
@@ -291,6 +295,22 @@ int cmd_check(const Args& args) {
   std::printf("reference: %lld x %lld outputs, rms %.4e, non-finite %lld; inputs %.2f s, reference %.2f s\n",
               static_cast<long long>(m), static_cast<long long>(shape.hidden), rms, static_cast<long long>(nonfinite),
               gen_s, ref_s);
+  // FP8: the layer on the quantized operands against the same layer in bf16 (weights before
+  // quantization, activations unquantized): the format's own error, a few percent.
+  std::vector<double> bf16_ref;
+  auto rel_to_bf16 = [&](const std::vector<double>& v) {
+    double e2 = 0.0, r2 = 0.0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      e2 += (v[i] - bf16_ref[i]) * (v[i] - bf16_ref[i]);
+      r2 += bf16_ref[i] * bf16_ref[i];
+    }
+    return r2 > 0.0 ? std::sqrt(e2 / r2) : std::sqrt(e2);
+  };
+  if (fp8) {
+    st = fusedmoe::ref::run_layer(data.inputs, dense.weights, fusedmoe::ref::LayerOptions(), &bf16_ref);
+    if (!st.ok()) return status_error(st);
+    std::printf("fp8 vs the bf16 layer: reference on the quantized operands rel_l2 %.3e\n", rel_to_bf16(ref));
+  }
 
   if (nonfinite > 0) {
     std::printf("result: FAIL (the reference produced %lld non-finite values)\n", static_cast<long long>(nonfinite));
@@ -328,6 +348,7 @@ int cmd_check(const Args& args) {
   }
   const fusedmoe::ref::Comparison cmp = fusedmoe::ref::compare(ref, got, tol);
   std::printf("gpu: kernel %s\n", kernel_note.c_str());
+  if (fp8) std::printf("fp8 vs the bf16 layer: gpu rel_l2 %.3e\n", rel_to_bf16(got));
   std::printf("result: %s against the reference (%s tolerance: rel_l2 <= %.1e, max_abs <= %.2f x rms)\n",
               cmp.describe().c_str(), tol.name, tol.rel_l2, tol.max_abs_over_rms);
   return cmp.pass ? kExitOk : kExitCheckFailed;

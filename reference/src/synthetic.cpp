@@ -76,6 +76,32 @@ std::vector<int32_t> g_idx_from_order(const std::vector<int32_t>& perm, const Qu
   return g_idx;
 }
 
+// FP8 weights of one expert from their values w [n, k]: the scale grid of the format
+// (per-tensor: one block, per-channel: 1 x K rows, blocks of block_n x block_k), e4m3 codes of
+// w / s, in the checkpoint's tensors.
+void put_fp8_expert(Checkpoint* ck, const std::string& p, const QuantParams& q, int64_t e, int64_t n, int64_t k,
+                    const std::vector<float>& w) {
+  const int64_t bn = q.format == WeightFormat::kFP8Block ? q.block_n : (q.format == WeightFormat::kFP8PerChannel ? 1 : n);
+  const int64_t bk = q.format == WeightFormat::kFP8Block ? q.block_k : k;
+  const int64_t nb = (n + bn - 1) / bn, kb = (k + bk - 1) / bk;
+  std::vector<float> s(static_cast<size_t>(nb * kb));
+  for (int64_t i = 0; i < nb; ++i) {
+    for (int64_t j = 0; j < kb; ++j) {
+      double amax = 0.0;
+      for (int64_t r = i * bn; r < std::min(n, (i + 1) * bn); ++r) {
+        for (int64_t c = j * bk; c < std::min(k, (j + 1) * bk); ++c) amax = std::max(amax, std::fabs(double(w[r * k + c])));
+      }
+      s[i * kb + j] = fp8_dynamic_scale(amax);
+    }
+  }
+  std::vector<uint8_t> codes(static_cast<size_t>(n * k));
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < k; ++c) codes[r * k + c] = float_to_fp8e4m3(w[r * k + c] / s[(r / bn) * kb + c / bk]);
+  }
+  put_expert(ck->find(p + ".weight"), e, codes);
+  put_expert(ck->find(p + ".scales"), e, s);
+}
+
 // One projection of one expert.
 void fill_projection(Checkpoint* ck, const std::string& p, const QuantParams& q, DType act, int64_t e,
                      int64_t n, int64_t k, uint64_t seed) {
@@ -96,26 +122,7 @@ void fill_projection(Checkpoint* ck, const std::string& p, const QuantParams& q,
     case WeightFormat::kFP8Block: {
       std::vector<float> w(static_cast<size_t>(n * k));
       for (float& v : w) v = static_cast<float>(rng.uniform(-half_width, half_width));
-      // Block grid (per-tensor: one block, per-channel: 1 x K rows).
-      const int64_t bn = q.format == WeightFormat::kFP8Block ? q.block_n : (q.format == WeightFormat::kFP8PerChannel ? 1 : n);
-      const int64_t bk = q.format == WeightFormat::kFP8Block ? q.block_k : k;
-      const int64_t nb = (n + bn - 1) / bn, kb = (k + bk - 1) / bk;
-      std::vector<float> s(static_cast<size_t>(nb * kb));
-      for (int64_t i = 0; i < nb; ++i) {
-        for (int64_t j = 0; j < kb; ++j) {
-          double amax = 0.0;
-          for (int64_t r = i * bn; r < std::min(n, (i + 1) * bn); ++r) {
-            for (int64_t c = j * bk; c < std::min(k, (j + 1) * bk); ++c) amax = std::max(amax, std::fabs(double(w[r * k + c])));
-          }
-          s[i * kb + j] = fp8_dynamic_scale(amax);
-        }
-      }
-      std::vector<uint8_t> codes(static_cast<size_t>(n * k));
-      for (int64_t r = 0; r < n; ++r) {
-        for (int64_t c = 0; c < k; ++c) codes[r * k + c] = float_to_fp8e4m3(w[r * k + c] / s[(r / bn) * kb + c / bk]);
-      }
-      put_expert(weight, e, codes);
-      put_expert(scales, e, s);
+      put_fp8_expert(ck, p, q, e, n, k, w);
       return;
     }
     case WeightFormat::kGPTQ:
@@ -273,8 +280,8 @@ void quantize_projection(const void* dense, DType act, const QuantParams& q, int
 Status quantize_checkpoint(const ProblemShape& shape, DType act_dtype, const Checkpoint& dense, const QuantParams& quant,
                            Checkpoint* out) {
   if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
-  if (quant.format != WeightFormat::kGPTQ && quant.format != WeightFormat::kAWQ && quant.format != WeightFormat::kMoeWNA16) {
-    return invalid_argument("quant.format", "gptq, awq or moe_wna16", to_string(quant.format));
+  if (quant.format == WeightFormat::kDense) {
+    return invalid_argument("quant.format", "a quantized format (gptq, awq, moe_wna16, fp8_*)", to_string(quant.format));
   }
   if (dense.weights.quant.format != WeightFormat::kDense || dense.weights.w13.weight == nullptr ||
       dense.weights.w2.weight == nullptr) {
@@ -286,8 +293,15 @@ Status quantize_checkpoint(const ProblemShape& shape, DType act_dtype, const Che
     for (int64_t e = 0; e < shape.num_experts; ++e) {
       const Projection which = kProjections[pi];
       const void* src = which == Projection::kW13 ? dense.weights.w13.weight : dense.weights.w2.weight;
-      quantize_projection(src, act_dtype, quant, e, projection_rows(shape, which), projection_cols(shape, which), out,
-                          to_string(which));
+      const int64_t n = projection_rows(shape, which), k = projection_cols(shape, which);
+      if (quant.format == WeightFormat::kFP8PerTensor || quant.format == WeightFormat::kFP8PerChannel ||
+          quant.format == WeightFormat::kFP8Block) {
+        std::vector<float> w(static_cast<size_t>(n * k));
+        for (int64_t i = 0; i < n * k; ++i) w[i] = static_cast<float>(load_as_double(src, act_dtype, e * n * k + i));
+        put_fp8_expert(out, to_string(which), quant, e, n, k, w);
+      } else {
+        quantize_projection(src, act_dtype, quant, e, n, k, out, to_string(which));
+      }
     }
   }
   finish_checkpoint(quant, out);

@@ -34,8 +34,10 @@ Status make_random_checkpoint(const ProblemShape& shape, DType act_dtype, const 
 /// else scale = 2 max|w| / (2^bits - 1) around the midpoint; codes = clamp(round(w / scale) +
 /// zero); scales stored in quant.scale_dtype after rounding, codes computed with the stored
 /// scale. Act-order (has_g_idx): channels ranked by their column's L2 norm over the rows
-/// (descending, as GPTQ orders by the Hessian diagonal) fill the groups in turn. `dense` is a
-/// kDense checkpoint of the same shape in act_dtype.
+/// (descending, as GPTQ orders by the Hessian diagonal) fill the groups in turn. FP8 formats:
+/// e4m3 codes of w / s with s = amax / 448 over each scale block (the tensor, a row, or
+/// block_n x block_k), as the synthetic FP8 checkpoints are made. `dense` is a kDense
+/// checkpoint of the same shape in act_dtype.
 Status quantize_checkpoint(const ProblemShape& shape, DType act_dtype, const Checkpoint& dense, const QuantParams& quant,
                            Checkpoint* out);
 
