@@ -299,12 +299,7 @@ int cmd_check(const Args& args) {
   // quantization, activations unquantized): the format's own error, a few percent.
   std::vector<double> bf16_ref;
   auto rel_to_bf16 = [&](const std::vector<double>& v) {
-    double e2 = 0.0, r2 = 0.0;
-    for (size_t i = 0; i < v.size(); ++i) {
-      e2 += (v[i] - bf16_ref[i]) * (v[i] - bf16_ref[i]);
-      r2 += bf16_ref[i] * bf16_ref[i];
-    }
-    return r2 > 0.0 ? std::sqrt(e2 / r2) : std::sqrt(e2);
+    return fusedmoe::ref::compare(bf16_ref, v, fusedmoe::ref::kToleranceFP8).rel_l2;
   };
   if (fp8) {
     st = fusedmoe::ref::run_layer(data.inputs, dense.weights, fusedmoe::ref::LayerOptions(), &bf16_ref);

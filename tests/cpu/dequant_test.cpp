@@ -14,6 +14,7 @@
 #include "fusedmoe_ref/random.h"
 #include "fusedmoe_ref/reference.h"
 #include "fusedmoe_ref/synthetic.h"
+#include "fusedmoe_ref/tolerance.h"
 #include "cpu/test_util.h"
 
 namespace fusedmoe::ref {
@@ -201,12 +202,7 @@ TEST_P(QuantizeRoundTrip, WithinOneStepOfTheDenseWeights) {
   std::vector<double> want, got;
   ASSERT_TRUE(run_layer(data.inputs, dense.weights, LayerOptions(), &want).ok());
   ASSERT_TRUE(run_layer(data.inputs, quant.weights, LayerOptions(), &got).ok());
-  double e2 = 0.0, r2 = 0.0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    e2 += (got[i] - want[i]) * (got[i] - want[i]);
-    r2 += want[i] * want[i];
-  }
-  EXPECT_LT(std::sqrt(e2 / r2), c.bits == 4 ? 0.25 : 0.02);
+  EXPECT_LT(compare(want, got, kToleranceBF16).rel_l2, c.bits == 4 ? 0.25 : 0.02);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -324,12 +320,7 @@ TEST(QuantizeRoundTripFp8, WithinHalfAStepAndAFewPercentOfTheBf16Layer) {
     }
     std::vector<double> got;
     ASSERT_TRUE(run_layer(data.inputs, fp8.weights, LayerOptions(), &got).ok());
-    double e2 = 0.0, r2 = 0.0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      e2 += (got[i] - want[i]) * (got[i] - want[i]);
-      r2 += want[i] * want[i];
-    }
-    const double rel = std::sqrt(e2 / r2);
+    const double rel = compare(want, got, kToleranceFP8).rel_l2;
     std::printf("[          ] %s layer vs bf16: relative L2 %.3g\n", to_string(format), rel);
     // An e4m3 rounding is off by ~2^-4 / sqrt(3) = 3.6% rms; four quantized operands in series
     // (x, w13, the intermediate, w2) give ~7%. Measured here: 6.4-6.9%.
