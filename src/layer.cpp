@@ -149,7 +149,7 @@ Status layer_can_implement(const MoeArguments& args) {
                            "of 8 or -1, got " + str(w.quant.group_size));
   }
   if (is_integer_format(w.quant.format) && args.path == KernelPath::kSmallM && !wna16_gemv_supports(w.quant)) {
-    return invalid_argument("path", "auto or grouped_gemm: wna16_gemv reads groups of 32, 64 or a multiple of 128 "
+    return invalid_argument("path", "auto, grouped_gemm or grouped_swapped: wna16_gemv reads groups of 32, 64 or a multiple of 128 "
                             "columns without act-order (group_size " + str(w.quant.group_size) +
                             (w.quant.has_g_idx ? ", act-order" : "") + ")", to_string(args.path));
   }
@@ -162,7 +162,7 @@ Status layer_can_implement(const MoeArguments& args) {
       return not_implemented("fp8_gemv scales whole 64-k steps: block_k must be a multiple of 64, got " +
                              str(w.quant.block_k));
     }
-    if (args.path == KernelPath::kGroupedGemm && !fp8_grouped_supports(w.quant)) {
+    if (is_grouped_path(args.path) && !fp8_grouped_supports(w.quant)) {
       return not_implemented("sm90_fp8_grouped_gemm scales 128 x 128 weight blocks: block_n and block_k must be 128 "
                              "on the grouped_gemm path, got " + str(w.quant.block_n) + " x " + str(w.quant.block_k) +
                              " (path auto takes fp8_gemv)");
@@ -183,19 +183,28 @@ Status layer_can_implement(const MoeArguments& args) {
   return Status();
 }
 
+namespace {
+
+// The grouped GEMM instantiation that serves these weights on `path` (a grouped path).
+kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath path) {
+  const kernels::ElemType elem = elem_type(args.inputs.act_dtype);
+  const bool swap = path == KernelPath::kGroupedSwapped;
+  const QuantParams& q = args.weights->quant;
+  return is_fp8_format(q.format) ? kernels::fp8_grouped_gemm_entry(elem, fp8_scale_n(q.format), swap)
+                                 : kernels::grouped_gemm_entry(elem, swap);
+}
+
+}  // namespace
+
 Status layer_plan(const MoeArguments& args, KernelPath* path, WorkspaceLayout* ws) {
   const MoeInputs& in = args.inputs;
   const ProblemShape& s = in.shape;
   *path = choose_path(args.weights->quant, s.m * s.topk, s.num_experts, s.inter, args.path);
   size_t gemm_ws = 0;
-  if (*path == KernelPath::kGroupedGemm) {
+  if (is_grouped_path(*path)) {
     int32_t sms = 0;
     FUSEDMOE_RETURN_IF_ERROR(current_sm_count(&sms));
-    const QuantParams& q = args.weights->quant;
-    gemm_ws = is_fp8_format(q.format)
-                  ? kernels::fp8_grouped_gemm_workspace_bytes(elem_type(in.act_dtype), fp8_scale_n(q.format),
-                                                              s.num_experts, sms)
-                  : kernels::grouped_gemm_workspace_bytes(elem_type(in.act_dtype), s.num_experts, sms);
+    gemm_ws = grouped_entry(args, *path).workspace_bytes(s.num_experts, sms);
   }
   return plan_workspace(in, args.weights->quant, *path, gemm_ws, ws);
 }
@@ -397,7 +406,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
 
 // Tensor-core path: x's rows gathered in expert order, GEMM1 into the gate/up halves, the
 // gated activation, GEMM2; the combine applies the routed weights through row_of_pair.
-Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, const float* topk_weights,
+Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::AlignParams& al, const float* topk_weights,
                    void* workspace, const WorkspaceLayout& ws, int32_t sms, cudaStream_t stream) {
   const MoeInputs& in = args.inputs;
   const ProblemShape& s = in.shape;
@@ -414,6 +423,7 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
   gp.workspace = at<void>(workspace, ws, "gemm_workspace");
   gp.workspace_bytes = ws.find("gemm_workspace")->bytes;
   gp.sm_count = sms;
+  const kernels::GroupedGemmEntry gemm_entry = grouped_entry(args, path);
   const int64_t pairs = s.m * s.topk;
   const int64_t* live = al.expert_offsets + s.num_experts;
   if (fp8) {
@@ -448,7 +458,7 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
       gp.sfa = sfa;
       gp.sfb = sfb;
       gp.sfb_expert_stride = fp8_weight_scales_per_expert(sp.w.n, k, scale_n);
-      err = kernels::launch_fp8_grouped_gemm(elem, scale_n, gp, stream);
+      err = gemm_entry.launch(gp, stream);
       return err == cudaSuccess ? Status()
                                 : cuda_error(err, std::string("sm90_fp8_grouped_gemm ") + to_string(which) + " launch");
     };
@@ -492,7 +502,7 @@ Status run_grouped(const MoeArguments& args, const kernels::AlignParams& al, con
         if (err != cudaSuccess) return cuda_error(err, std::string("wna16_dequant ") + to_string(which));
         gp.b = dq.out;
       }
-      const cudaError_t err = kernels::launch_grouped_gemm(elem, gp, stream);
+      const cudaError_t err = gemm_entry.launch(gp, stream);
       if (err != cudaSuccess) return cuda_error(err, std::string("sm90_bf16_grouped_gemm ") + to_string(which) + " launch");
     }
     return Status();
@@ -538,14 +548,14 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   al.block_counts = ws.find("align_chunk_counts") ? at<int32_t>(workspace, ws, "align_chunk_counts") : nullptr;
   FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream));
 
-  const bool grouped = path == KernelPath::kGroupedGemm;
+  const bool grouped = is_grouped_path(path);
   if (is_fp8_format(args.weights->quant.format) && !grouped) {  // x quantized once (amax over every token)
     FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(args.weights->quant, elem_type(in.act_dtype), in.x, s.m, s.hidden,
                                                   nullptr, args.weights->w13.input_scale, at<float>(workspace, ws, "amax"),
                                                   Fp8Quantize(), at<void>(workspace, ws, "x_quantized"),
                                                   at<float>(workspace, ws, "x_scales"), "x", stream));
   }
-  FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, al, topk_weights, workspace, ws, sms, stream)
+  FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, path, al, topk_weights, workspace, ws, sms, stream)
                                    : run_small_m(args, al, topk_weights, workspace, ws, sms, stream));
 
   return enqueue_combine(in, al, grouped && !in.apply_router_weight_on_input ? topk_weights : nullptr,

@@ -83,19 +83,20 @@ const char* to_string(KernelPath v) {
     case KernelPath::kAuto: return "auto";
     case KernelPath::kSmallM: return "small_m";
     case KernelPath::kGroupedGemm: return "grouped_gemm";
+    case KernelPath::kGroupedSwapped: return "grouped_swapped";
   }
   return "unknown kernel path";
 }
 
 Status parse_kernel_path(const std::string& name, KernelPath* out) {
-  for (KernelPath v : {KernelPath::kAuto, KernelPath::kSmallM, KernelPath::kGroupedGemm}) {
+  for (KernelPath v : {KernelPath::kAuto, KernelPath::kSmallM, KernelPath::kGroupedGemm, KernelPath::kGroupedSwapped}) {
     if (name == to_string(v)) {
       if (out != nullptr) *out = v;
       return Status();
     }
   }
   return Status(StatusCode::kInvalidArgument,
-                "path: expected auto, small_m or grouped_gemm, got '" + name + "'");
+                "path: expected auto, small_m, grouped_gemm or grouped_swapped, got '" + name + "'");
 }
 
 int64_t dtype_size(DType dtype) {

@@ -83,13 +83,14 @@ KernelPath choose_path(const QuantParams& q, int64_t pairs, int64_t num_experts,
   const bool integer = is_integer_format(q.format);
   if (forced != KernelPath::kAuto) return forced;
   const int64_t active = std::max<int64_t>(1, std::min(num_experts, pairs));
+  const KernelPath grouped = pairs < kSwapMaxRows * active ? KernelPath::kGroupedSwapped : KernelPath::kGroupedGemm;
   if (is_fp8_format(q.format) && !fp8_grouped_supports(q)) return KernelPath::kSmallM;
   if (integer) {
-    if (!wna16_gemv_supports(q)) return KernelPath::kGroupedGemm;
-    return pairs >= kWna16GroupedMinRows * active ? KernelPath::kGroupedGemm : KernelPath::kSmallM;
+    if (!wna16_gemv_supports(q)) return grouped;
+    return pairs >= kWna16GroupedMinRows * active ? grouped : KernelPath::kSmallM;
   }
   const int64_t min_rows = inter <= kSmallInter ? kGroupedMinRowsSmallInter : kGroupedMinRowsPerExpert;
-  return pairs >= min_rows * active ? KernelPath::kGroupedGemm : KernelPath::kSmallM;
+  return pairs >= min_rows * active ? grouped : KernelPath::kSmallM;
 }
 
 int64_t PreparedQuantSizes::total() const {
@@ -206,7 +207,7 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
   const int64_t e = s.num_experts;
   const int64_t act_bytes = dtype_size(in.act_dtype);
   const bool fp8 = q.act_quant != ActQuant::kNone;
-  const bool grouped = path == KernelPath::kGroupedGemm;
+  const bool grouped = is_grouped_path(path);
   const std::string pair_str = "m * topk = " + str(pairs);
 
   LayoutBuilder b(out);

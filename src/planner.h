@@ -49,7 +49,11 @@ bool kernel_family_available(KernelFamily family);
 /// on the five bench shapes (Mixtral r = 4: 658 vs 674 us, r = 8: 862 vs 663 us; Qwen3 r = 4:
 /// 254 vs 268, r = 8: 340 vs 270) and between 1 and 2 on DeepSeek-V3 TP8 (303 vs 321, 458
 /// vs 400 us).
+/// On the grouped path, swapped operands (kGroupedSwapped) below r = kSwapMaxRows (not yet
+/// measured: one 64-row N tile of the swapped kernel covers an expert of up to 64 rows).
 inline constexpr int64_t kGroupedMinRowsPerExpert = 6;
+inline constexpr int64_t kSwapMaxRows = 64;
+inline bool is_grouped_path(KernelPath p) { return p == KernelPath::kGroupedGemm || p == KernelPath::kGroupedSwapped; }
 inline constexpr int64_t kGroupedMinRowsSmallInter = 2;
 inline constexpr int64_t kSmallInter = 256;
 inline constexpr int64_t kWna16GroupedMinRows = 48;

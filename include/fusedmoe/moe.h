@@ -78,14 +78,16 @@ enum class KernelPath {
                  ///< dense weights, wna16_gemv (dequantizing in registers) for integer weights
   kGroupedGemm,  ///< sm90_bf16_grouped_gemm: persistent TMA + wgmma grouped GEMM (prefill);
                  ///< integer weights are dequantized into the workspace first (wna16_dequant)
+  kGroupedSwapped,  ///< the same GEMMs with swapped operands (weights on the MMA's 128-row side,
+                    ///< an expert's rows on its 64-column side): experts with few rows
 };
 const char* to_string(KernelPath v);
-/// "auto", "small_m" or "grouped_gemm".
+/// "auto", "small_m", "grouped_gemm" or "grouped_swapped".
 Status parse_kernel_path(const std::string& name, KernelPath* out);
 
 struct MoeArguments;
-/// The path run() takes for these arguments (kSmallM or kGroupedGemm for dense and integer
-/// weights, and FP8). Host-only, no device needed.
+/// The path run() takes for these arguments (kSmallM, kGroupedGemm or kGroupedSwapped).
+/// Host-only, no device needed.
 Status planned_path(const MoeArguments& args, KernelPath* out);
 
 /// One call of the layer.

@@ -286,44 +286,56 @@ struct GroupedGemmParams {
   const float* sfb = nullptr;
   int64_t sfb_expert_stride = 0;
 };
-size_t grouped_gemm_bf16_workspace_bytes(int32_t num_groups, int32_t sm_count);
-size_t grouped_gemm_fp16_workspace_bytes(int32_t num_groups, int32_t sm_count);
-cudaError_t launch_grouped_gemm_bf16(const GroupedGemmParams& p, cudaStream_t stream);
-cudaError_t launch_grouped_gemm_fp16(const GroupedGemmParams& p, cudaStream_t stream);
-inline size_t grouped_gemm_workspace_bytes(ElemType e, int32_t num_groups, int32_t sm_count) {
-  return e == ElemType::kBF16 ? grouped_gemm_bf16_workspace_bytes(num_groups, sm_count)
-                              : grouped_gemm_fp16_workspace_bytes(num_groups, sm_count);
-}
-inline cudaError_t launch_grouped_gemm(ElemType e, const GroupedGemmParams& p, cudaStream_t stream) {
-  return e == ElemType::kBF16 ? launch_grouped_gemm_bf16(p, stream) : launch_grouped_gemm_fp16(p, stream);
-}
+// One instantiation per dtype (and, for FP8, weight-scale granularity) and operand order
+// (swap: sm90_grouped_gemm.cuh's swapped operands); the inline dispatchers pick it.
+#define FUSEDMOE_DECLARE_GROUPED_GEMM(name)                                     \
+  size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count);           \
+  cudaError_t launch_##name(const GroupedGemmParams& p, cudaStream_t stream);
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_swap)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_swap)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_n1)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_n128)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_n1)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_n128)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_n1_swap)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_n128_swap)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_n1_swap)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_n128_swap)
+#undef FUSEDMOE_DECLARE_GROUPED_GEMM
 
+// The instantiation's pair of entry points.
+struct GroupedGemmEntry {
+  size_t (*workspace_bytes)(int32_t num_groups, int32_t sm_count);
+  cudaError_t (*launch)(const GroupedGemmParams& p, cudaStream_t stream);
+};
+inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap) {
+  if (e == ElemType::kBF16) {
+    return swap ? GroupedGemmEntry{grouped_gemm_bf16_swap_workspace_bytes, launch_grouped_gemm_bf16_swap}
+                : GroupedGemmEntry{grouped_gemm_bf16_workspace_bytes, launch_grouped_gemm_bf16};
+  }
+  return swap ? GroupedGemmEntry{grouped_gemm_fp16_swap_workspace_bytes, launch_grouped_gemm_fp16_swap}
+              : GroupedGemmEntry{grouped_gemm_fp16_workspace_bytes, launch_grouped_gemm_fp16};
+}
 /// sm90_fp8_grouped_gemm: e4m3 A [rows, k] and B [num_groups, n, k], D in `out` (bf16/fp16),
 /// blockwise-scaled with 128-k blocks, weight scales per scale_n (1 or 128) output columns.
 /// k a multiple of 16, n of 8.
-size_t fp8_grouped_gemm_bf16_n1_workspace_bytes(int32_t num_groups, int32_t sm_count);
-size_t fp8_grouped_gemm_bf16_n128_workspace_bytes(int32_t num_groups, int32_t sm_count);
-size_t fp8_grouped_gemm_fp16_n1_workspace_bytes(int32_t num_groups, int32_t sm_count);
-size_t fp8_grouped_gemm_fp16_n128_workspace_bytes(int32_t num_groups, int32_t sm_count);
-cudaError_t launch_fp8_grouped_gemm_bf16_n1(const GroupedGemmParams& p, cudaStream_t stream);
-cudaError_t launch_fp8_grouped_gemm_bf16_n128(const GroupedGemmParams& p, cudaStream_t stream);
-cudaError_t launch_fp8_grouped_gemm_fp16_n1(const GroupedGemmParams& p, cudaStream_t stream);
-cudaError_t launch_fp8_grouped_gemm_fp16_n128(const GroupedGemmParams& p, cudaStream_t stream);
-inline size_t fp8_grouped_gemm_workspace_bytes(ElemType out, int32_t scale_n, int32_t num_groups, int32_t sm_count) {
+inline GroupedGemmEntry fp8_grouped_gemm_entry(ElemType out, int32_t scale_n, bool swap) {
   if (out == ElemType::kBF16) {
-    return scale_n == 1 ? fp8_grouped_gemm_bf16_n1_workspace_bytes(num_groups, sm_count)
-                        : fp8_grouped_gemm_bf16_n128_workspace_bytes(num_groups, sm_count);
+    if (scale_n == 1) {
+      return swap ? GroupedGemmEntry{fp8_grouped_gemm_bf16_n1_swap_workspace_bytes, launch_fp8_grouped_gemm_bf16_n1_swap}
+                  : GroupedGemmEntry{fp8_grouped_gemm_bf16_n1_workspace_bytes, launch_fp8_grouped_gemm_bf16_n1};
+    }
+    return swap ? GroupedGemmEntry{fp8_grouped_gemm_bf16_n128_swap_workspace_bytes, launch_fp8_grouped_gemm_bf16_n128_swap}
+                : GroupedGemmEntry{fp8_grouped_gemm_bf16_n128_workspace_bytes, launch_fp8_grouped_gemm_bf16_n128};
   }
-  return scale_n == 1 ? fp8_grouped_gemm_fp16_n1_workspace_bytes(num_groups, sm_count)
-                      : fp8_grouped_gemm_fp16_n128_workspace_bytes(num_groups, sm_count);
-}
-inline cudaError_t launch_fp8_grouped_gemm(ElemType out, int32_t scale_n, const GroupedGemmParams& p,
-                                           cudaStream_t stream) {
-  if (scale_n != 1 && scale_n != 128) return cudaErrorInvalidValue;
-  if (out == ElemType::kBF16) {
-    return scale_n == 1 ? launch_fp8_grouped_gemm_bf16_n1(p, stream) : launch_fp8_grouped_gemm_bf16_n128(p, stream);
+  if (scale_n == 1) {
+    return swap ? GroupedGemmEntry{fp8_grouped_gemm_fp16_n1_swap_workspace_bytes, launch_fp8_grouped_gemm_fp16_n1_swap}
+                : GroupedGemmEntry{fp8_grouped_gemm_fp16_n1_workspace_bytes, launch_fp8_grouped_gemm_fp16_n1};
   }
-  return scale_n == 1 ? launch_fp8_grouped_gemm_fp16_n1(p, stream) : launch_fp8_grouped_gemm_fp16_n128(p, stream);
+  return swap ? GroupedGemmEntry{fp8_grouped_gemm_fp16_n128_swap_workspace_bytes, launch_fp8_grouped_gemm_fp16_n128_swap}
+              : GroupedGemmEntry{fp8_grouped_gemm_fp16_n128_workspace_bytes, launch_fp8_grouped_gemm_fp16_n128};
 }
 
 /// combine: out[t] = sum over the token's local slots s of w * y[row(t * topk + s)], in slot

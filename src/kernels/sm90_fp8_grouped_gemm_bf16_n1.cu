@@ -2,4 +2,4 @@
 // (one kernel per translation unit).
 #include "sm90_grouped_gemm.cuh"
 
-FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_bf16_n1, cutlass::float_e4m3_t, cutlass::bfloat16_t, 1)
+FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_bf16_n1, cutlass::float_e4m3_t, cutlass::bfloat16_t, 1, false)

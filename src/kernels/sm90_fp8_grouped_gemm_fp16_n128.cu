@@ -2,4 +2,4 @@
 // (one kernel per translation unit).
 #include "sm90_grouped_gemm.cuh"
 
-FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_fp16_n128, cutlass::float_e4m3_t, cutlass::half_t, 128)
+FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_fp16_n128, cutlass::float_e4m3_t, cutlass::half_t, 128, false)

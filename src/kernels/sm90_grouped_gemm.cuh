@@ -21,6 +21,12 @@
 //    sfa + row0 * kbs, SFB [kb][ceil(n / kScaleN)] from sfb + e * sfb_expert_stride; the
 //    quantize and fp8_weight_scales kernels (fp8.cu) write them so. D in bf16/fp16.
 //
+// Swapped operands (kSwap, for experts with few rows): the kernel computes D_e^T = B_e . A_e^T,
+// the weights' n rows filling the wgmma's 128-row M side and the expert's rows its N side
+// (tile 128 x 64), so a 16-row expert no longer pays for 128 rows of MMA; D^T is stored
+// column-major, which is D row-major. The scale roles swap with the operands (weights' SFB
+// becomes the kernel's SFA) and keep their memory layouts.
+//
 // Included by one translation unit per instantiation (sm90_grouped_gemm_*.cu, sm90_fp8_*.cu).
 #pragma once
 
@@ -41,17 +47,18 @@
 namespace fusedmoe::kernels::sm90 {
 
 // A: sorted activations, row-major [rows, k]; B: weights [n, k] (k contiguous, CUTLASS's
-// column-major B); D: row-major [rows, n]. No C operand.
+// column-major B); D: row-major [rows, n]. No C operand. Swapped: A the weights [n, k]
+// (row-major), B the activations [rows, k] (column-major), D^T [n, rows] column-major.
 using LayoutA = cutlass::layout::RowMajor;
 using LayoutB = cutlass::layout::ColumnMajor;
-using LayoutD = cutlass::layout::RowMajor;
 using ClusterShape = cute::Shape<cute::_1, cute::_1, cute::_1>;
 
-// The mainloop of each family, and its scale layouts (int where there are none).
-template <typename ElementAB, int kScaleN, typename TileShape, int kCarveout>
+// The mainloop of each family, and its scale layouts (int where there are none). kScaleM /
+// kScaleN: the scale granularity along the kernel's M and N (1 for the activations' rows).
+template <typename ElementAB, int kScaleM, int kScaleN, typename TileShape, int kCarveout>
 struct Mainloop {  // FP8 with blockwise scales
   static constexpr int kAlignment = 16 / sizeof(ElementAB);
-  using ScaleConfig = cutlass::detail::Sm90BlockwiseScaleConfig<1, kScaleN, 128>;
+  using ScaleConfig = cutlass::detail::Sm90BlockwiseScaleConfig<kScaleM, kScaleN, 128>;
   using LayoutSFA = decltype(ScaleConfig::deduce_layoutSFA());
   using LayoutSFB = decltype(ScaleConfig::deduce_layoutSFB());
   using Op = typename cutlass::gemm::collective::CollectiveBuilder<
@@ -61,7 +68,7 @@ struct Mainloop {  // FP8 with blockwise scales
       cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperativeFP8BlockScaledAccum>::CollectiveOp;
 };
 template <typename ElementAB, typename TileShape, int kCarveout>
-struct Mainloop<ElementAB, 0, TileShape, kCarveout> {  // bf16/fp16
+struct Mainloop<ElementAB, 0, 0, TileShape, kCarveout> {  // bf16/fp16
   static constexpr int kAlignment = 16 / sizeof(ElementAB);
   using ScaleConfig = void;
   using LayoutSFA = int;
@@ -72,23 +79,29 @@ struct Mainloop<ElementAB, 0, TileShape, kCarveout> {  // bf16/fp16
       cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperative>::CollectiveOp;
 };
 
-template <typename ElementAB, typename ElementD, int kScaleN>
+template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false>
 struct GroupedGemm {
   static constexpr bool kScaled = kScaleN > 0;
+  static constexpr bool kSwap = kSwapOperands;
   static constexpr int kScaleK = 128;
   using ElemAB = ElementAB;
   using ElemD = ElementD;
   using ProblemShape = cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>;
   using Accum = float;
   static constexpr int kAlignmentD = 16 / sizeof(ElementD);  // 16-byte TMA rows
-  using TileShape = std::conditional_t<kScaled, cute::Shape<cute::_128, cute::_128, cute::_128>,
-                                       cute::Shape<cute::_128, cute::_256, cute::_64>>;
+  using LayoutD = std::conditional_t<kSwap, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
+  using TileShape = std::conditional_t<
+      kSwap, std::conditional_t<kScaled, cute::Shape<cute::_128, cute::_64, cute::_128>,
+                                cute::Shape<cute::_128, cute::_64, cute::_64>>,
+      std::conditional_t<kScaled, cute::Shape<cute::_128, cute::_128, cute::_128>,
+                         cute::Shape<cute::_128, cute::_256, cute::_64>>>;
 
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, Accum, Accum, void, LayoutD*, kAlignmentD, ElementD,
       LayoutD*, kAlignmentD, cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative>::CollectiveOp;
-  using Main = Mainloop<ElementAB, kScaleN, TileShape, static_cast<int>(sizeof(typename Epilogue::SharedStorage))>;
+  using Main = Mainloop<ElementAB, kScaled ? (kSwap ? kScaleN : 1) : 0, kScaled ? (kSwap ? 1 : kScaleN) : 0, TileShape,
+                        static_cast<int>(sizeof(typename Epilogue::SharedStorage))>;
 
   using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, typename Main::Op, Epilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
@@ -176,19 +189,29 @@ __global__ void setup_groups_kernel(GroupedGemmParams p, typename G::Arrays arr)
   if (e >= p.num_groups) return;
   const int64_t row0 = p.expert_offsets[e];
   const int64_t rows = p.expert_offsets[e + 1] - row0;
-  const typename G::Shape shape(static_cast<int>(rows), static_cast<int>(p.n), static_cast<int>(p.k));
+  const ElementAB* x = static_cast<const ElementAB*>(p.a) + row0 * p.k;
+  const ElementAB* w = static_cast<const ElementAB*>(p.b) + static_cast<int64_t>(e) * p.n * p.k;
+  const typename G::Shape shape = G::kSwap
+      ? typename G::Shape(static_cast<int>(p.n), static_cast<int>(rows), static_cast<int>(p.k))
+      : typename G::Shape(static_cast<int>(rows), static_cast<int>(p.n), static_cast<int>(p.k));
   arr.shapes[e] = shape;
-  arr.a[e] = static_cast<const ElementAB*>(p.a) + row0 * p.k;
-  arr.b[e] = static_cast<const ElementAB*>(p.b) + static_cast<int64_t>(e) * p.n * p.k;
+  arr.a[e] = G::kSwap ? w : x;
+  arr.b[e] = G::kSwap ? x : w;
   arr.d[e] = static_cast<ElementD*>(p.d) + row0 * p.n;
   arr.stride_a[e] = cute::make_stride(p.k, cute::Int<1>{}, cute::Int<0>{});
   arr.stride_b[e] = cute::make_stride(p.k, cute::Int<1>{}, cute::Int<0>{});
-  arr.stride_d[e] = cute::make_stride(p.n, cute::Int<1>{}, cute::Int<0>{});
+  if constexpr (G::kSwap) {
+    arr.stride_d[e] = cute::make_stride(cute::Int<1>{}, p.n, cute::Int<0>{});  // D^T [n, rows], n contiguous
+  } else {
+    arr.stride_d[e] = cute::make_stride(p.n, cute::Int<1>{}, cute::Int<0>{});
+  }
   if constexpr (G::kScaled) {
     using Config = typename G::Main::ScaleConfig;
     const int64_t kbs = (p.k + G::kScaleK - 1) / G::kScaleK;
-    arr.sfa[e] = p.sfa + row0 * kbs;
-    arr.sfb[e] = p.sfb + static_cast<int64_t>(e) * p.sfb_expert_stride;
+    const float* x_scales = p.sfa + row0 * kbs;
+    const float* w_scales = p.sfb + static_cast<int64_t>(e) * p.sfb_expert_stride;
+    arr.sfa[e] = G::kSwap ? w_scales : x_scales;
+    arr.sfb[e] = G::kSwap ? x_scales : w_scales;
     arr.layout_sfa[e] = Config::tile_atom_to_shape_SFA(cute::append<4>(shape, 1));
     arr.layout_sfb[e] = Config::tile_atom_to_shape_SFB(cute::append<4>(shape, 1));
   }
@@ -228,12 +251,12 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
 }  // namespace fusedmoe::kernels::sm90
 
 // The two entry points of one instantiation, for its translation unit.
-#define FUSEDMOE_GROUPED_GEMM_INSTANCE(name, ElementAB, ElementD, kScaleN)                       \
-  namespace fusedmoe::kernels {                                                                   \
-  size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count) {                           \
-    return sm90::workspace_bytes<sm90::GroupedGemm<ElementAB, ElementD, kScaleN>>(num_groups, sm_count); \
-  }                                                                                               \
-  cudaError_t launch_##name(const GroupedGemmParams& p, cudaStream_t stream) {                    \
-    return sm90::run<sm90::GroupedGemm<ElementAB, ElementD, kScaleN>>(p, stream);                 \
-  }                                                                                               \
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE(name, ElementAB, ElementD, kScaleN, kSwap)                       \
+  namespace fusedmoe::kernels {                                                                          \
+  size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count) {                                  \
+    return sm90::workspace_bytes<sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap>>(num_groups, sm_count); \
+  }                                                                                                      \
+  cudaError_t launch_##name(const GroupedGemmParams& p, cudaStream_t stream) {                           \
+    return sm90::run<sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap>>(p, stream);                 \
+  }                                                                                                      \
   }

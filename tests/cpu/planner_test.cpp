@@ -97,7 +97,7 @@ TEST(Planner, Fp8GroupedNeeds128Blocks) {
   q.format = WeightFormat::kFP8Block;
   q.act_quant = ActQuant::kPerGroup;
   EXPECT_TRUE(fp8_grouped_supports(q));
-  EXPECT_EQ(choose_path(q, 4096 * 8, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 4096 * 8, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);  // 128 rows per expert
   q.block_n = 64;
   EXPECT_FALSE(fp8_grouped_supports(q));
   EXPECT_EQ(choose_path(q, 4096 * 8, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
@@ -139,7 +139,8 @@ TEST(Planner, DensePathByRowsPerExpert) {
   auto path = [](int64_t m, int32_t e, int32_t topk, int64_t inter) {
     return choose_path(QuantParams(), m * topk, e, inter, KernelPath::kAuto);
   };
-  const KernelPath small = KernelPath::kSmallM, grouped = KernelPath::kGroupedGemm;
+  // Grouped below kSwapMaxRows rows per expert: the swapped-operand kernel.
+  const KernelPath small = KernelPath::kSmallM, grouped = KernelPath::kGroupedSwapped;
   // The H200 crossovers of docs/PERF.md v9: Mixtral (E 8, topk 2) between M = 16 and 32.
   EXPECT_EQ(path(16, 8, 2, 14336), small);
   EXPECT_EQ(path(32, 8, 2, 14336), grouped);
@@ -152,8 +153,12 @@ TEST(Planner, DensePathByRowsPerExpert) {
   EXPECT_EQ(path(32, 256, 8, 256), small);
   EXPECT_EQ(path(64, 256, 8, 256), grouped);
   EXPECT_EQ(path(0, 8, 2, 14336), small);
+  // From kSwapMaxRows rows per expert the 128-row tiles.
+  EXPECT_EQ(path(4 * kSwapMaxRows - 4, 8, 2, 14336), KernelPath::kGroupedSwapped);
+  EXPECT_EQ(path(4 * kSwapMaxRows, 8, 2, 14336), KernelPath::kGroupedGemm);
   // Forced paths.
-  EXPECT_EQ(choose_path(QuantParams(), 1, 8, 14336, KernelPath::kGroupedGemm), grouped);
+  EXPECT_EQ(choose_path(QuantParams(), 1, 8, 14336, KernelPath::kGroupedGemm), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(QuantParams(), 1 << 20, 8, 14336, KernelPath::kGroupedSwapped), KernelPath::kGroupedSwapped);
   EXPECT_EQ(choose_path(QuantParams(), 1 << 20, 8, 14336, KernelPath::kSmallM), small);
 }
 
@@ -161,7 +166,8 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   QuantParams q = integer_quant(WeightFormat::kGPTQ, 4, 128, false);
   const int64_t r = kWna16GroupedMinRows;
   EXPECT_EQ(choose_path(q, 8 * (r - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 8 * r, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 8 * r, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
+  EXPECT_EQ(choose_path(q, 8 * kSwapMaxRows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
   // Layouts wna16_gemv cannot read go to the dequant path at any batch.
   for (int32_t gs : {32, 64, 128, 256, -1}) {
     q.group_size = gs;
@@ -169,20 +175,21 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   }
   q.group_size = 96;
   EXPECT_FALSE(wna16_gemv_supports(q));
-  EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
   q.group_size = 128;
   q.has_g_idx = true;
   EXPECT_FALSE(wna16_gemv_supports(q));
-  EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
   // FP8: the dense rule (fp8_gemv below 6 rows per active expert, 2 with inter <= 256), then
   // sm90_fp8_grouped_gemm.
   q = QuantParams();
   q.format = WeightFormat::kFP8Block;
   q.act_quant = ActQuant::kPerGroup;
   EXPECT_EQ(choose_path(q, 8 * (kGroupedMinRowsPerExpert - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 8 * kGroupedMinRowsPerExpert, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 8 * kGroupedMinRowsPerExpert, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
   EXPECT_EQ(choose_path(q, 256 * 1, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 256 * kGroupedMinRowsSmallInter, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 256 * kGroupedMinRowsSmallInter, 256, 256, KernelPath::kAuto), KernelPath::kGroupedSwapped);
+  EXPECT_EQ(choose_path(q, 256 * kSwapMaxRows, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
   EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kGroupedGemm), KernelPath::kGroupedGemm);  // forced
 }
 
@@ -259,7 +266,11 @@ TEST(Planner, PlannedPathThroughTheApi) {
   EXPECT_EQ(p, KernelPath::kSmallM);
   args.inputs.shape.m = 32;
   ASSERT_TRUE(planned_path(args, &p).ok());
+  EXPECT_EQ(p, KernelPath::kGroupedSwapped);
+  args.inputs.shape.m = 256;  // 64 rows per expert
+  ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kGroupedGemm);
+  args.inputs.shape.m = 32;
   args.path = KernelPath::kSmallM;  // forced
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kSmallM);
@@ -293,7 +304,10 @@ TEST(Planner, KernelPathNames) {
   ASSERT_TRUE(parse_kernel_path("small_m", &p).ok());
   EXPECT_EQ(p, KernelPath::kSmallM);
   EXPECT_STREQ(to_string(KernelPath::kAuto), "auto");
-  EXPECT_EQ(parse_kernel_path("fast", &p).message(), "path: expected auto, small_m or grouped_gemm, got 'fast'");
+  ASSERT_TRUE(parse_kernel_path("grouped_swapped", &p).ok());
+  EXPECT_EQ(p, KernelPath::kGroupedSwapped);
+  EXPECT_EQ(parse_kernel_path("fast", &p).message(),
+            "path: expected auto, small_m, grouped_gemm or grouped_swapped, got 'fast'");
 }
 
 TEST(Planner, SplitKFillsTheGridOnlyWhenNeeded) {

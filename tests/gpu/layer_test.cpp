@@ -186,7 +186,7 @@ void run_case(const GpuCase& c) {
   // The reference rounds where the path run rounds (FP8 compares across e4m3 boundaries).
   KernelPath taken = KernelPath::kAuto;
   ASSERT_TRUE(planned_path(layer.args(), &taken).ok());
-  opt.round_gate_up = taken == KernelPath::kGroupedGemm;
+  opt.round_gate_up = taken == KernelPath::kGroupedGemm || taken == KernelPath::kGroupedSwapped;
   std::vector<int64_t> rows;
   if (c.sample_rows > 0 && c.sample_rows < s.m) {
     for (int64_t r = 0; r < c.sample_rows; ++r) rows.push_back(r * (s.m - 1) / (c.sample_rows - 1));
@@ -249,7 +249,8 @@ class ForcedPath : public ::testing::TestWithParam<KernelPath> {
   void TearDown() override { g_path = KernelPath::kAuto; }
 };
 #define FORCED_PATH_SUITE(Suite)                                                                          \
-  INSTANTIATE_TEST_SUITE_P(Paths, Suite, ::testing::Values(KernelPath::kSmallM, KernelPath::kGroupedGemm), \
+  INSTANTIATE_TEST_SUITE_P(Paths, Suite,                                                                  \
+                           ::testing::Values(KernelPath::kSmallM, KernelPath::kGroupedGemm, KernelPath::kGroupedSwapped), \
                            [](const ::testing::TestParamInfo<KernelPath>& info) { return to_string(info.param); })
 
 class DenseLayer : public ForcedPath {};
@@ -503,7 +504,7 @@ void run_quant_case(GpuCase c, const QuantParams& q) {
     const ref::Routing routing = routing_of(d);
     const Status st = layer.set_inputs(d.inputs, &routing, c.path);
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << describe(c);
-    EXPECT_EQ(st.message().rfind("path: expected auto or grouped_gemm", 0), 0u) << st.message();
+    EXPECT_EQ(st.message().rfind("path: expected auto, grouped_gemm or grouped_swapped", 0), 0u) << st.message();
     c.path = KernelPath::kAuto;  // and the planner's choice serves it
   }
   run_case(c);

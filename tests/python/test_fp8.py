@@ -110,7 +110,7 @@ def make_case(name, e, h, i, seed=0):
     return p13, p2, qc, mode, a1, a2
 
 
-@pytest.mark.parametrize("path", ["auto", "small_m", "grouped_gemm"])
+@pytest.mark.parametrize("path", ["auto", "small_m", "grouped_gemm", "grouped_swapped"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_scaling_modes_against_reference(case, path):
     import fusedmoe
@@ -123,7 +123,7 @@ def test_scaling_modes_against_reference(case, path):
         got = fusedmoe.fused_experts(x, p13.q, p2.q, w, ids, quant_config=qc, path=path)
         # The planner's rule at this shape (src/planner.h): the grouped path from 6 rows per
         # active expert, here m = 64.
-        grouped = path == "grouped_gemm" or (path == "auto" and m * topk >= 6 * min(e, m * topk))
+        grouped = path in ("grouped_gemm", "grouped_swapped") or (path == "auto" and m * topk >= 6 * min(e, m * topk))
         assert_close(got, fp8_layer_ref(x, p13, p2, w, ids, mode, 128, a1, a2, gate_up_rounded=grouped))
 
 

@@ -49,7 +49,7 @@ def routing_for(shape_name, spec, m, seed):
     return logits, bias, r, on_input, w, ids
 
 
-@pytest.mark.parametrize("path", ["small_m", "grouped_gemm", "auto"])
+@pytest.mark.parametrize("path", ["small_m", "grouped_gemm", "grouped_swapped", "auto"])
 @pytest.mark.parametrize("shape_name", list(ROUTING))
 def test_fused_experts_bench_shapes(bench_shapes, shape_name, path):
     import fusedmoe
