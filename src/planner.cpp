@@ -79,18 +79,22 @@ int64_t fp8_weight_scales_per_expert(int64_t n, int64_t k, int32_t scale_n) {
   return (n + scale_n - 1) / scale_n * ((k + 127) / 128);
 }
 
+PathRule path_rule(const QuantParams& q) {
+  if (is_integer_format(q.format)) return kIntegerPathRule;
+  if (q.format == WeightFormat::kFP8Block) return kFp8BlockPathRule;
+  if (is_fp8_format(q.format)) return kFp8PathRule;
+  return kDensePathRule;
+}
+
 KernelPath choose_path(const QuantParams& q, int64_t pairs, int64_t num_experts, int64_t inter, KernelPath forced) {
-  const bool integer = is_integer_format(q.format);
   if (forced != KernelPath::kAuto) return forced;
   const int64_t active = std::max<int64_t>(1, std::min(num_experts, pairs));
   const KernelPath grouped = pairs < kSwapMaxRows * active ? KernelPath::kGroupedSwapped : KernelPath::kGroupedGemm;
   if (is_fp8_format(q.format) && !fp8_grouped_supports(q)) return KernelPath::kSmallM;
-  if (integer) {
-    if (!wna16_gemv_supports(q)) return grouped;
-    return pairs >= kWna16GroupedMinRows * active ? grouped : KernelPath::kSmallM;
-  }
-  const int64_t min_rows = inter <= kSmallInter ? kGroupedMinRowsSmallInter : kGroupedMinRowsPerExpert;
-  return pairs >= min_rows * active ? grouped : KernelPath::kSmallM;
+  if (is_integer_format(q.format) && !wna16_gemv_supports(q)) return grouped;
+  const PathRule rule = path_rule(q);
+  const int64_t min_rows = inter <= kSmallInter ? rule.rows_small_inter : rule.rows;
+  return pairs >= min_rows * active && pairs >= rule.pairs ? grouped : KernelPath::kSmallM;
 }
 
 int64_t PreparedQuantSizes::total() const {

@@ -31,32 +31,43 @@ std::string kernel_families_description(const QuantParams& quant);
 bool kernel_family_available(KernelFamily family);
 
 /// The layer's path from host-known sizes, by the rows an active expert averages
-/// (r = pairs / min(E, pairs)); `forced` other than kAuto decides instead.
-/// Dense weights: the weight-streaming small-M kernel below r = 6, the tensor-core grouped
-/// GEMM from there on; with inter <= 256 (DeepSeek-V3 TP8) already from r = 2, where the
-/// small-M down GEMM's K = inter leaves its CTAs too little work. Measured on the H200 with
-/// both paths forced (docs/PERF.md, v9): the crossover lies between r = 4 and 8 on the five
-/// bench shapes, between 1 and 2 on DeepSeek-V3 TP8.
-/// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = kWna16GroupedMinRows, then
-/// dequantization into bf16/fp16 chunks + the grouped GEMM (4.5 bytes of traffic per int4
-/// weight before the GEMM); always the latter for layouts wna16_gemv cannot read
-/// (wna16_gemv_supports). Measured on the H200 with both paths forced (docs/PERF.md, v11): at
-/// r = 32 wna16_gemv wins (Qwen2 482 vs 791 us, DeepSeek-V3 2013 vs 2845 us), at r = 64 the
-/// dequant path (Mixtral 2231 vs 2628, Qwen3 987 vs 1167, Scout 392 vs 532 us).
-/// FP8 formats: the dense rule between fp8_gemv and sm90_fp8_grouped_gemm; always fp8_gemv
-/// for block scales other than 128 x 128 (fp8_grouped_supports). Measured on the H200 with
-/// both paths forced (block scales, docs/PERF.md v13): the crossover lies between r = 4 and 8
-/// on the five bench shapes (Mixtral r = 4: 658 vs 674 us, r = 8: 862 vs 663 us; Qwen3 r = 4:
-/// 254 vs 268, r = 8: 340 vs 270) and between 1 and 2 on DeepSeek-V3 TP8 (303 vs 321, 458
-/// vs 400 us).
-/// On the grouped path, swapped operands (kGroupedSwapped) below r = kSwapMaxRows (not yet
-/// measured: one 64-row N tile of the swapped kernel covers an expert of up to 64 rows).
-inline constexpr int64_t kGroupedMinRowsPerExpert = 6;
-inline constexpr int64_t kSwapMaxRows = 64;
-inline bool is_grouped_path(KernelPath p) { return p == KernelPath::kGroupedGemm || p == KernelPath::kGroupedSwapped; }
-inline constexpr int64_t kGroupedMinRowsSmallInter = 2;
+/// (r = pairs / min(E, pairs)); `forced` other than kAuto decides instead. One table
+/// (the PathRule constants below, path_rule) from forced-path measurements on the H200 (docs/PERF.md v14, same-run pairs):
+/// - small_m (the weight-streaming GEMV of the format) below `rows` per active expert
+///   (`rows_small_inter` when inter <= kSmallInter, where the GEMV's down projection has
+///   K = inter and too little work per CTA) and below `pairs` pairs, else the grouped path;
+/// - on the grouped path the swapped-operand kernel below kSwapMaxRows rows per expert (one
+///   64-wide N tile per expert re-reads no weights), else the 128-row tiles.
+/// Dense (bf16/fp16): crossover between r = 2 and 4 on Mixtral, Qwen2, Qwen3 (r = 4: swapped
+/// 739 / 248 / 324 us vs small_m 775 / 257 / 342), between 4 and 8 on Scout (r = 4: 160 vs
+/// 155), between 1 and 2 on DeepSeek-V3 TP8 (I 256; r = 2: 404 vs 475).
+/// FP8 per-tensor / per-channel: between 4 and 8 (r = 4: Qwen3 241 vs 201, Qwen2 193 vs 166;
+/// r = 8: Qwen2 195 vs 222), between 2 and 4 on DeepSeek-V3 TP8 (r = 2: 337 vs 322; r = 4:
+/// 382 vs 441). FP8 128x128 blocks: the block-scale GEMV wins only at a few pairs on the small
+/// experts (DeepSeek M = 1-4: 97 / 120 / 145 vs 116 / 126 / 149; Scout M = 1-2) and loses
+/// everywhere on Mixtral (M = 1: 294 vs 268), so from 16 pairs on the grouped path; always
+/// fp8_gemv for other block shapes (fp8_grouped_supports).
+/// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = 48, then dequantization into
+/// bf16/fp16 chunks + the grouped GEMM (v11: at r = 32 wna16_gemv wins, Qwen2 482 vs 791 us;
+/// at r = 64 the dequant path, Mixtral 2231 vs 2628); always the latter for layouts
+/// wna16_gemv cannot read (wna16_gemv_supports).
+/// Swapped operands: at r <= 32 faster than the 128-row tiles on all five shapes (bf16:
+/// Mixtral r = 32 727 vs 776 us, Qwen2 r = 32 268 vs 296, DeepSeek r = 16 671 vs 681; FP8
+/// alike), at r = 64 slower (Mixtral 1150 vs 775, Qwen2 348 vs 312: experts past 64 rows take
+/// a second N tile that streams the weights again); 48 splits the unmeasured interval.
+struct PathRule {
+  int64_t rows;              ///< grouped from this many rows per active expert
+  int64_t rows_small_inter;  ///< the same when inter <= kSmallInter
+  int64_t pairs;             ///< and from this many pairs
+};
 inline constexpr int64_t kSmallInter = 256;
-inline constexpr int64_t kWna16GroupedMinRows = 48;
+inline constexpr int64_t kSwapMaxRows = 48;
+inline constexpr PathRule kDensePathRule{4, 2, 0};
+inline constexpr PathRule kFp8PathRule{6, 4, 0};
+inline constexpr PathRule kFp8BlockPathRule{0, 0, 16};
+inline constexpr PathRule kIntegerPathRule{48, 48, 0};
+/// The rule choose_path applies to these weights (the table above).
+PathRule path_rule(const QuantParams& quant);
 KernelPath choose_path(const QuantParams& quant, int64_t pairs, int64_t num_experts, int64_t inter,
                        KernelPath forced);
 

@@ -277,7 +277,7 @@ int cmd_check(const Args& args) {
   st = fm::planned_path(planned_args, &planned);
   if (!st.ok()) return status_error(st);
   fusedmoe::ref::LayerOptions ref_options;
-  ref_options.round_gate_up = planned == fm::KernelPath::kGroupedGemm || planned == fm::KernelPath::kGroupedSwapped;
+  ref_options.round_gate_up = fm::is_grouped_path(planned);
   std::vector<double> ref;
   st = fusedmoe::ref::run_layer(data.inputs, checkpoint.weights, ref_options, &ref);
   if (!st.ok()) return status_error(st);

@@ -82,6 +82,8 @@ enum class KernelPath {
                     ///< an expert's rows on its 64-column side): experts with few rows
 };
 const char* to_string(KernelPath v);
+/// The tensor-core grouped GEMM paths (either operand order).
+inline bool is_grouped_path(KernelPath p) { return p == KernelPath::kGroupedGemm || p == KernelPath::kGroupedSwapped; }
 /// "auto", "small_m", "grouped_gemm" or "grouped_swapped".
 Status parse_kernel_path(const std::string& name, KernelPath* out);
 

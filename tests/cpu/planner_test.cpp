@@ -141,14 +141,14 @@ TEST(Planner, DensePathByRowsPerExpert) {
   };
   // Grouped below kSwapMaxRows rows per expert: the swapped-operand kernel.
   const KernelPath small = KernelPath::kSmallM, grouped = KernelPath::kGroupedSwapped;
-  // The H200 crossovers of docs/PERF.md v9: Mixtral (E 8, topk 2) between M = 16 and 32.
-  EXPECT_EQ(path(16, 8, 2, 14336), small);
-  EXPECT_EQ(path(32, 8, 2, 14336), grouped);
-  // Qwen3-30B-A3B (E 128, topk 8) between M = 64 and 128; Scout (E 16, topk 1) likewise.
-  EXPECT_EQ(path(64, 128, 8, 768), small);
-  EXPECT_EQ(path(128, 128, 8, 768), grouped);
-  EXPECT_EQ(path(64, 16, 1, 1024), small);
-  EXPECT_EQ(path(128, 16, 1, 1024), grouped);
+  // The H200 crossovers of docs/PERF.md v14: Mixtral (E 8, topk 2) between M = 8 and 16.
+  EXPECT_EQ(path(8, 8, 2, 14336), small);
+  EXPECT_EQ(path(16, 8, 2, 14336), grouped);
+  // Qwen3-30B-A3B (E 128, topk 8) between M = 32 and 64; Scout (E 16, topk 1) likewise.
+  EXPECT_EQ(path(32, 128, 8, 768), small);
+  EXPECT_EQ(path(64, 128, 8, 768), grouped);
+  EXPECT_EQ(path(32, 16, 1, 1024), small);
+  EXPECT_EQ(path(64, 16, 1, 1024), grouped);
   // DeepSeek-V3 TP8 (E 256, topk 8, I 256) between M = 32 and 64.
   EXPECT_EQ(path(32, 256, 8, 256), small);
   EXPECT_EQ(path(64, 256, 8, 256), grouped);
@@ -156,6 +156,8 @@ TEST(Planner, DensePathByRowsPerExpert) {
   // From kSwapMaxRows rows per expert the 128-row tiles.
   EXPECT_EQ(path(4 * kSwapMaxRows - 4, 8, 2, 14336), KernelPath::kGroupedSwapped);
   EXPECT_EQ(path(4 * kSwapMaxRows, 8, 2, 14336), KernelPath::kGroupedGemm);
+  EXPECT_EQ(path(128, 8, 2, 14336), KernelPath::kGroupedSwapped);  // r = 32
+  EXPECT_EQ(path(256, 8, 2, 14336), KernelPath::kGroupedGemm);     // r = 64
   // Forced paths.
   EXPECT_EQ(choose_path(QuantParams(), 1, 8, 14336, KernelPath::kGroupedGemm), KernelPath::kGroupedGemm);
   EXPECT_EQ(choose_path(QuantParams(), 1 << 20, 8, 14336, KernelPath::kGroupedSwapped), KernelPath::kGroupedSwapped);
@@ -164,10 +166,11 @@ TEST(Planner, DensePathByRowsPerExpert) {
 
 TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   QuantParams q = integer_quant(WeightFormat::kGPTQ, 4, 128, false);
-  const int64_t r = kWna16GroupedMinRows;
+  EXPECT_EQ(path_rule(q).rows, kIntegerPathRule.rows);
+  const int64_t r = kIntegerPathRule.rows;
   EXPECT_EQ(choose_path(q, 8 * (r - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 8 * r, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
-  EXPECT_EQ(choose_path(q, 8 * kSwapMaxRows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 8 * r, 8, 14336, KernelPath::kAuto),
+            r < kSwapMaxRows ? KernelPath::kGroupedSwapped : KernelPath::kGroupedGemm);
   // Layouts wna16_gemv cannot read go to the dequant path at any batch.
   for (int32_t gs : {32, 64, 128, 256, -1}) {
     q.group_size = gs;
@@ -180,16 +183,31 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   q.has_g_idx = true;
   EXPECT_FALSE(wna16_gemv_supports(q));
   EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
-  // FP8: the dense rule (fp8_gemv below 6 rows per active expert, 2 with inter <= 256), then
-  // sm90_fp8_grouped_gemm.
-  q = QuantParams();
+  EXPECT_EQ(choose_path(q, 8 * kSwapMaxRows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+}
+
+TEST(Planner, Fp8PathByRowsPerExpertAndScaling) {
+  QuantParams q;
+  q.format = WeightFormat::kFP8PerChannel;
+  q.act_quant = ActQuant::kPerToken;
+  // Per-tensor / per-channel: fp8_gemv below 6 rows per active expert (4 with inter <= 256).
+  EXPECT_EQ(choose_path(q, 8 * (kFp8PathRule.rows - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 8 * kFp8PathRule.rows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
+  EXPECT_EQ(choose_path(q, 256 * 2, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);  // DeepSeek M = 64
+  EXPECT_EQ(choose_path(q, 256 * 4, 256, 256, KernelPath::kAuto), KernelPath::kGroupedSwapped);
+  EXPECT_EQ(choose_path(q, 256 * kSwapMaxRows, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  // 128 x 128 blocks: the grouped path from kFp8BlockPathRule.pairs pairs at any rows per expert.
   q.format = WeightFormat::kFP8Block;
   q.act_quant = ActQuant::kPerGroup;
-  EXPECT_EQ(choose_path(q, 8 * (kGroupedMinRowsPerExpert - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 8 * kGroupedMinRowsPerExpert, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
-  EXPECT_EQ(choose_path(q, 256 * 1, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 256 * kGroupedMinRowsSmallInter, 256, 256, KernelPath::kAuto), KernelPath::kGroupedSwapped);
-  EXPECT_EQ(choose_path(q, 256 * kSwapMaxRows, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  q.block_n = q.block_k = 128;
+  const int64_t pairs = kFp8BlockPathRule.pairs;
+  EXPECT_EQ(choose_path(q, pairs - 1, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, pairs, 256, 256, KernelPath::kAuto), KernelPath::kGroupedSwapped);
+  EXPECT_EQ(choose_path(q, 2, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);  // Mixtral M = 1
+  EXPECT_EQ(choose_path(q, 8 * kSwapMaxRows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  // Other block shapes: fp8_gemv at any batch unless forced.
+  q.block_n = 64;
+  EXPECT_EQ(choose_path(q, 1 << 20, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
   EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kGroupedGemm), KernelPath::kGroupedGemm);  // forced
 }
 
@@ -260,7 +278,7 @@ TEST(Planner, PlannedPathThroughTheApi) {
   w.shape = make_shape(1, 4096, 14336, 8, 2);  // Mixtral
   MoeArguments args;
   args.weights = &w;
-  args.inputs.shape = make_shape(16, 4096, 14336, 8, 2);
+  args.inputs.shape = make_shape(8, 4096, 14336, 8, 2);
   KernelPath p = KernelPath::kAuto;
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kSmallM);
@@ -285,7 +303,7 @@ TEST(Planner, PlannedPathThroughTheApi) {
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kGroupedGemm);
   w.quant = QuantParams();
-  w.quant.format = WeightFormat::kFP8PerTensor;  // FP8: fp8_gemv, then the dequant path
+  w.quant.format = WeightFormat::kFP8PerTensor;  // FP8: fp8_gemv, then the grouped GEMM
   w.quant.act_quant = ActQuant::kPerTensorDynamic;
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kGroupedGemm);

@@ -186,7 +186,7 @@ void run_case(const GpuCase& c) {
   // The reference rounds where the path run rounds (FP8 compares across e4m3 boundaries).
   KernelPath taken = KernelPath::kAuto;
   ASSERT_TRUE(planned_path(layer.args(), &taken).ok());
-  opt.round_gate_up = taken == KernelPath::kGroupedGemm || taken == KernelPath::kGroupedSwapped;
+  opt.round_gate_up = is_grouped_path(taken);
   std::vector<int64_t> rows;
   if (c.sample_rows > 0 && c.sample_rows < s.m) {
     for (int64_t r = 0; r < c.sample_rows; ++r) rows.push_back(r * (s.m - 1) / (c.sample_rows - 1));

@@ -82,6 +82,21 @@ def fp8_layer_ref(x, p13, p2, weights, ids, mode, block_k=128, a1=None, a2=None,
     return y.view(m, k, h).sum(1)
 
 
+def assert_close_on_path(got, ref, path):
+    """ref(gate_up_rounded) -> the reference. The grouped paths round GEMM1's sums, fp8_gemv does
+    not; under path 'auto' the planner's rule (src/planner.h, measured per shape) picks, so the
+    result must match one of the two (each forced path is held to its own)."""
+    choices = {"small_m": (False,), "grouped_gemm": (True,), "grouped_swapped": (True,)}.get(path, (True, False))
+    failures = []
+    for rounded in choices:
+        try:
+            assert_close(got, ref(rounded))
+            return
+        except AssertionError as e:
+            failures.append(e)
+    raise failures[0]
+
+
 CASES = {  # name -> (weight scales, activation mode, static scales)
     "tensor_dynamic": ("tensor", "per_tensor_dynamic", False),
     "channel_per_token": ("channel", "per_token", False),
@@ -121,10 +136,7 @@ def test_scaling_modes_against_reference(case, path):
         x = torch.randn(m, h, device="cuda", generator=gen).bfloat16()
         w, ids = route_ref(torch.randn(m, e, device="cuda", generator=gen), topk, renormalize=True)
         got = fusedmoe.fused_experts(x, p13.q, p2.q, w, ids, quant_config=qc, path=path)
-        # The planner's rule at this shape (src/planner.h): the grouped path from 6 rows per
-        # active expert, here m = 64.
-        grouped = path in ("grouped_gemm", "grouped_swapped") or (path == "auto" and m * topk >= 6 * min(e, m * topk))
-        assert_close(got, fp8_layer_ref(x, p13, p2, w, ids, mode, 128, a1, a2, gate_up_rounded=grouped))
+        assert_close_on_path(got, lambda r: fp8_layer_ref(x, p13, p2, w, ids, mode, 128, a1, a2, gate_up_rounded=r), path)
 
 
 def test_deepseek_shape_routing_inside():
@@ -135,8 +147,7 @@ def test_deepseek_shape_routing_inside():
     logits = torch.randn(m, e, device="cuda")
     got = fusedmoe.fused_moe(x, logits, p13.q, p2.q, topk, renormalize=True, quant_config=qc)
     w, ids = route_ref(logits, topk, renormalize=True)
-    # 72 pairs on 64 experts: fp8_gemv (2 rows per expert needed with I = 256).
-    assert_close(got, fp8_layer_ref(x, p13, p2, w, ids, mode))
+    assert_close_on_path(got, lambda r: fp8_layer_ref(x, p13, p2, w, ids, mode, gate_up_rounded=r), "auto")
 
 
 def test_bad_fp8_arguments_name_the_argument():
