@@ -58,7 +58,7 @@ const char* kUsage =
     "  --precision NAME          as for check (default bf16)\n"
     "  --csv PATH                also write the rows as CSV\n"
     "  --seconds S               time per point (default 0.05; longer runs meet the power cap)\n"
-    "  --path P                  auto (default), small_m or grouped_gemm: force a dense path\n";
+    "  --path P                  auto (default), small_m, grouped_gemm or grouped_swapped: force a path\n";
 
 struct Args {
   std::string command;
