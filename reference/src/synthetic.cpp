@@ -111,7 +111,6 @@ void fill_projection(Checkpoint* ck, const std::string& p, const QuantParams& q,
   // at billions of values); zero mean and unit-variance rows, like trained weights.
   const double half_width = std::sqrt(3.0) * inv_sqrt_k;
   ByteBuffer* weight = ck->find(p + ".weight");
-  ByteBuffer* scales = ck->find(p + ".scales");
   switch (q.format) {
     case WeightFormat::kDense: {
       for (int64_t i = 0; i < n * k; ++i) store_from_double(weight->data(), act, e * n * k + i, rng.uniform(-half_width, half_width));
