@@ -95,8 +95,14 @@ void put_fp8_expert(Checkpoint* ck, const std::string& p, const QuantParams& q, 
     }
   }
   std::vector<uint8_t> codes(static_cast<size_t>(n * k));
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < k; ++c) codes[r * k + c] = float_to_fp8e4m3(w[r * k + c] / s[(r / bn) * kb + c / bk]);
+  for (int64_t r = 0; r < n; ++r) {  // block by block: no divisions per element
+    const float* scales = s.data() + (r / bn) * kb;
+    const float* wr = w.data() + r * k;
+    uint8_t* cr = codes.data() + r * k;
+    for (int64_t j = 0; j < kb; ++j) {
+      const float scale = scales[j];
+      for (int64_t c = j * bk; c < std::min(k, (j + 1) * bk); ++c) cr[c] = float_to_fp8e4m3(wr[c] / scale);
+    }
   }
   put_expert(ck->find(p + ".weight"), e, codes);
   put_expert(ck->find(p + ".scales"), e, s);

@@ -90,6 +90,23 @@ TEST(NumericFP8, KnownValues) {
   EXPECT_EQ(float_to_fp8e4m3(0x1.0p-10f), 0x00);  // half the smallest subnormal: even (0)
 }
 
+TEST(NumericFP8, EveryTieGoesToTheEvenCode) {
+  // Midpoints of consecutive positive codes (subnormal, normal, across exponents), both signs.
+  for (uint32_t c = 0; c + 1 < 0x7f; ++c) {
+    const float lo = fp8e4m3_to_float(static_cast<uint8_t>(c)), hi = fp8e4m3_to_float(static_cast<uint8_t>(c + 1));
+    const float mid = 0.5f * (lo + hi);  // exact: both are short binary fractions
+    const uint8_t even = static_cast<uint8_t>(c % 2 == 0 ? c : c + 1);
+    EXPECT_EQ(float_to_fp8e4m3(mid), even) << mid;
+    EXPECT_EQ(float_to_fp8e4m3(-mid), even | 0x80) << -mid;
+    EXPECT_EQ(float_to_fp8e4m3(std::nextafter(mid, 0.0f)), c) << mid;
+    EXPECT_EQ(float_to_fp8e4m3(std::nextafter(mid, 1000.0f)), c + 1) << mid;
+  }
+  EXPECT_EQ(float_to_fp8e4m3(std::numeric_limits<float>::infinity()), 0x7e);
+  EXPECT_EQ(float_to_fp8e4m3(-std::numeric_limits<float>::infinity()), 0xfe);
+  EXPECT_EQ(float_to_fp8e4m3(std::nanf("")), 0x7f);
+  EXPECT_EQ(float_to_fp8e4m3(std::nextafter(448.0f, 0.0f)), 0x7e);
+}
+
 TEST(NumericFP8, AllCodesRoundTripAndRandomNearest) {
   for (uint32_t c = 0; c < 256; ++c) {
     const float f = fp8e4m3_to_float(static_cast<uint8_t>(c));

@@ -60,8 +60,10 @@ inline uint16_t float_to_fp16(float f) {
   return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(scaled)));
 }
 
-/// float8_e4m3fn: 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities; 0x7f is NaN.
-inline float fp8e4m3_to_float(uint8_t v) {
+namespace numeric_detail {
+
+/// float8_e4m3fn decoded by its definition (the table below is built from it).
+inline float fp8e4m3_decode(uint8_t v) {
   const float sign = (v & 0x80u) ? -1.0f : 1.0f;
   const int exp = (v >> 3) & 0xf;
   const int mant = v & 0x7;
@@ -70,28 +72,43 @@ inline float fp8e4m3_to_float(uint8_t v) {
   return sign * std::ldexp(1.0f + static_cast<float>(mant) / 8.0f, exp - 7);
 }
 
+struct Fp8E4M3Table {
+  float value[256];
+  Fp8E4M3Table() {
+    for (int i = 0; i < 256; ++i) value[i] = fp8e4m3_decode(static_cast<uint8_t>(i));
+  }
+};
+inline const Fp8E4M3Table kFp8E4M3Table;
+
+}  // namespace numeric_detail
+
+/// float8_e4m3fn: 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities; 0x7f is NaN.
+/// A table lookup (the reference dequantizes billions of weights).
+inline float fp8e4m3_to_float(uint8_t v) { return numeric_detail::kFp8E4M3Table.value[v]; }
+
 constexpr float kFP8E4M3Max = 448.0f;
 
 /// Saturating: finite values beyond +-448 become +-448 (the convention of every FP8 GEMM
-/// recipe, which clamps before converting). NaN stays NaN.
+/// recipe, which clamps before converting). NaN stays NaN. Rounds to nearest, ties to even.
 inline uint8_t float_to_fp8e4m3(float f) {
-  if (std::isnan(f)) return 0x7f;
-  const uint8_t sign = std::signbit(f) ? 0x80u : 0x00u;
-  float a = std::fabs(f);
-  if (a >= kFP8E4M3Max) return sign | 0x7eu;
-  if (a < 0.015625f) {  // below 2^-6: subnormal, a multiple of 2^-9 (8 rounds up to 0x08)
-    return sign | static_cast<uint8_t>(std::nearbyint(a * 512.0f));
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  const uint8_t sign = (bits >> 31) ? 0x80u : 0x00u;
+  const uint32_t mag = bits & 0x7fffffffu;
+  if (mag > 0x7f800000u) return 0x7f;            // NaN
+  if (mag >= 0x43e00000u) return sign | 0x7eu;    // >= 448 (and infinity): saturate
+  if (mag < 0x3c800000u) {                        // below 2^-6: subnormal, a multiple of 2^-9
+    float a;
+    std::memcpy(&a, &mag, sizeof(a));
+    return sign | static_cast<uint8_t>(std::nearbyint(a * 512.0f));  // 8 rounds up to 0x08, the smallest normal
   }
-  int e;
-  const float frac = std::frexp(a, &e);  // a = frac * 2^e, frac in [0.5, 1)
-  // a = (1 + m/8) * 2^(e-1); m = (2 frac - 1) * 8, exact in float, rounded to even
-  int m = static_cast<int>(std::nearbyint((2.0f * frac - 1.0f) * 8.0f));
-  int biased = e - 1 + 7;
-  if (m == 8) {
-    m = 0;
-    ++biased;
-  }
-  return static_cast<uint8_t>(sign | (biased << 3) | m);
+  // Normal: keep 3 of the 23 mantissa bits, rounding the 20 dropped ones to nearest even; a
+  // carry out of the mantissa moves into the exponent, as the bit layout makes it.
+  const uint32_t dropped = mag & 0xfffffu;
+  uint32_t kept = mag >> 20;  // exponent (8 bits) and 3 mantissa bits
+  if (dropped > 0x80000u || (dropped == 0x80000u && (kept & 1u))) ++kept;
+  // Rebias the exponent from 127 to 7: (e - 120) << 3 off the kept bits.
+  return static_cast<uint8_t>(sign | (kept - (120u << 3)));
 }
 
 /// Reads element i of a buffer of the given floating dtype as a double.
