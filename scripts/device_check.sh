@@ -2,7 +2,8 @@
 # On the GPU machine (no network): build everything with all cores from the working tree,
 # run every test (labels cpu and gpu) and the GPU checks, and print a short table last.
 # Needs .deps/ carried along (scripts/setup.sh makes it here): CUTLASS headers and the
-# GoogleTest sources. Logs go to $OUT (or ./out): build.log, ctest.log, checks.txt (info,
+# GoogleTest sources. Logs go to $OUT (or ./out): build.log, ctest.log, ctest_phases.txt (each
+# GPU test's time by phase), checks.txt (info,
 # fusedmoe check, sanitizers), bench.txt (every bench table), bench_csv.tar.gz (bench_<precision>.csv),
 # summary.txt.
 #   device run: bash scripts/device_check.sh         (carry: .deps; first, here:
@@ -60,6 +61,9 @@ if want ctest; then
   skipped=$(grep -c "Skipped" "$out/ctest.log")
   row "ctest (cpu + gpu)" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$summary, $skipped skipped, $(since "$start")"
   overall=$status
+  # Where each GPU test's time went (the tests print "[ phases ]" lines; ctest keeps them here).
+  awk '/^[0-9]+\/[0-9]+ Testing: /{name=$3} /\[ phases/{print name ": " $0}' \
+    "$build/Testing/Temporary/LastTest.log" > "$out/ctest_phases.txt" 2>/dev/null
 fi
 
 want checks && for check in mixtral_8x7b_tp1:bf16 qwen2_57b_a14b_tp4:bf16 qwen3_30b_a3b_tp1:bf16 deepseek_v3_tp8:bf16 \

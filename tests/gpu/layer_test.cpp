@@ -12,7 +12,9 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -47,6 +49,40 @@ bool have_hopper() {
 
 #define REQUIRE_GPU() \
   if (!have_hopper()) GTEST_SKIP() << "needs an sm_90 GPU (none found, or this build's kernels do not load)"
+
+// Where each test's time goes, printed after it ("[ phases ]"): host checkpoints, inputs,
+// weights to the GPU, GPU runs and the fp64 reference (device time is scarce; this says what
+// to make faster).
+struct PhaseTimes {
+  double checkpoint = 0, inputs = 0, upload = 0, gpu = 0, reference = 0;
+  int cases = 0;
+};
+PhaseTimes g_phases;
+
+class Phase {
+ public:
+  explicit Phase(double* total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~Phase() { *total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  double* total_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+class PhasePrinter : public ::testing::EmptyTestEventListener {
+  void OnTestEnd(const ::testing::TestInfo&) override {
+    const PhaseTimes& t = g_phases;
+    if (t.cases > 0) {
+      std::printf("[ phases   ] %d cases: checkpoints %.1f s, inputs %.1f s, weights to the GPU %.1f s, GPU %.1f s, "
+                  "reference %.1f s\n", t.cases, t.checkpoint, t.inputs, t.upload, t.gpu, t.reference);
+    }
+    g_phases = PhaseTimes();
+  }
+};
+const bool g_phase_printer = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new PhasePrinter);
+  return true;
+}();
 
 // A layer case: shape, dtype, routing and variants.
 struct GpuCase {
@@ -164,23 +200,40 @@ std::vector<double> gpu_output(const tools::GpuLayer& layer) {
 
 void run_case(const GpuCase& c) {
   SCOPED_TRACE(describe(c));
+  ++g_phases.cases;
   const ProblemShape& s = c.shape;
   ref::LayerData d;
-  make_inputs(c, std::hash<std::string>()(describe(c)), &d);
+  {
+    Phase phase(&g_phases.inputs);
+    make_inputs(c, std::hash<std::string>()(describe(c)), &d);
+  }
   if (::testing::Test::HasFatalFailure()) return;
-  const ref::Checkpoint& ck = checkpoint_for(s, c.act, c.quant, c.from_dense);
+  const ref::Checkpoint* checkpoint = nullptr;
+  {
+    Phase phase(&g_phases.checkpoint);
+    checkpoint = &checkpoint_for(s, c.act, c.quant, c.from_dense);
+  }
+  const ref::Checkpoint& ck = *checkpoint;
   tools::GpuLayer layer;
-  Status st = layer.load_weights(d.inputs.shape, c.act, ck, nullptr);
+  Status st;
+  {
+    Phase phase(&g_phases.upload);
+    st = layer.load_weights(d.inputs.shape, c.act, ck, nullptr);
+  }
   ASSERT_TRUE(st.ok()) << st.message();
   const ref::Routing routing = routing_of(d);
-  st = layer.set_inputs(d.inputs, c.gpu_routing ? nullptr : &routing, c.path);
-  ASSERT_TRUE(st.ok()) << st.message();
-  // Poison the workspace too: nothing may read what the layer did not write.
-  if (layer.workspace_bytes() > 0) CUDA_OK(cudaMemset(layer.workspace(), 0xff, layer.workspace_bytes()));
-  st = layer.run(nullptr);  // poisons the output first
-  ASSERT_TRUE(st.ok()) << st.message();
-  CUDA_OK(cudaDeviceSynchronize());
-  const std::vector<double> got = gpu_output(layer);
+  std::vector<double> got;
+  {
+    Phase phase(&g_phases.gpu);
+    st = layer.set_inputs(d.inputs, c.gpu_routing ? nullptr : &routing, c.path);
+    ASSERT_TRUE(st.ok()) << st.message();
+    // Poison the workspace too: nothing may read what the layer did not write.
+    if (layer.workspace_bytes() > 0) CUDA_OK(cudaMemset(layer.workspace(), 0xff, layer.workspace_bytes()));
+    st = layer.run(nullptr);  // poisons the output first
+    ASSERT_TRUE(st.ok()) << st.message();
+    CUDA_OK(cudaDeviceSynchronize());
+    got = gpu_output(layer);
+  }
 
   ref::LayerOptions opt;
   // The reference rounds where the path run rounds (FP8 compares across e4m3 boundaries).
@@ -195,7 +248,10 @@ void run_case(const GpuCase& c) {
     for (int64_t r = 0; r < s.m; ++r) rows.push_back(r);
   }
   std::vector<double> want;
-  st = ref::run_layer(d.inputs, ck.weights, opt, &want);
+  {
+    Phase phase(&g_phases.reference);
+    st = ref::run_layer(d.inputs, ck.weights, opt, &want);
+  }
   ASSERT_TRUE(st.ok()) << st.message();
   std::vector<double> got_rows;
   for (int64_t r : rows) got_rows.insert(got_rows.end(), got.begin() + r * s.hidden, got.begin() + (r + 1) * s.hidden);
@@ -203,9 +259,13 @@ void run_case(const GpuCase& c) {
   EXPECT_TRUE(cmp.pass) << cmp.describe();
 
   // Deterministic: a second run gives the same bits.
-  ASSERT_TRUE(layer.run(nullptr).ok());
-  CUDA_OK(cudaDeviceSynchronize());
-  const std::vector<double> again = gpu_output(layer);
+  std::vector<double> again;
+  {
+    Phase phase(&g_phases.gpu);
+    ASSERT_TRUE(layer.run(nullptr).ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    again = gpu_output(layer);
+  }
   EXPECT_EQ(std::memcmp(got.data(), again.data(), got.size() * sizeof(double)), 0) << "run-to-run difference";
 }
 
