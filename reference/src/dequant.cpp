@@ -1,5 +1,6 @@
 // Reference dequantization of every checkpoint format, one output row at a time.
 // The formulas are the definitions of docs/FORMATS.md.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -75,12 +76,13 @@ void WeightView::dequant_row(int64_t e, int64_t n, double* row) const {
       const auto* s = static_cast<const float*>(w_.scales);
       const int64_t kb = (K + q_.block_k - 1) / q_.block_k;
       const int64_t nb = (N + q_.block_n - 1) / q_.block_n;
-      for (int64_t k = 0; k < K; ++k) {
-        double scale;
-        if (q_.format == WeightFormat::kFP8PerTensor) scale = s[e];
-        else if (q_.format == WeightFormat::kFP8PerChannel) scale = s[e * N + n];
-        else scale = s[(e * nb + n / q_.block_n) * kb + k / q_.block_k];
-        row[k] = static_cast<double>(fp8e4m3_to_float(w[k])) * scale;
+      const bool block = q_.format == WeightFormat::kFP8Block;
+      const int64_t span = block ? q_.block_k : K;  // columns sharing one scale
+      for (int64_t k0 = 0; k0 < K; k0 += span) {
+        const double scale = q_.format == WeightFormat::kFP8PerTensor    ? s[e]
+                             : q_.format == WeightFormat::kFP8PerChannel ? s[e * N + n]
+                                                                         : s[(e * nb + n / q_.block_n) * kb + k0 / span];
+        for (int64_t k = k0; k < std::min(K, k0 + span); ++k) row[k] = static_cast<double>(fp8e4m3_to_float(w[k])) * scale;
       }
       return;
     }

@@ -29,6 +29,44 @@ double dot(const double* a, const double* b, int64_t n) {
   return acc;
 }
 
+// Four fp64 dot products of a with b[0..3], a read once (the reference GEMMs are bound by
+// streaming the activations, not by the multiplies).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=haswell", "default")))
+#endif
+void dot4(const double* a, const double* b0, const double* b1, const double* b2, const double* b3, int64_t n,
+          double* out) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = a[i];
+    s0 += x * b0[i];
+    s1 += x * b1[i];
+    s2 += x * b2[i];
+    s3 += x * b3[i];
+  }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
+
+// out[j * ld + r] = a_j . rows[r] for the np activation rows a_j = act(j) and nr <= 4 weight
+// rows of length n.
+template <typename Act>
+void dots_with_rows(const std::vector<double>* rows, int64_t nr, int64_t n, int64_t np, Act act, double* out,
+                    int64_t ld) {
+  for (int64_t j = 0; j < np; ++j) {
+    if (nr == 4) {
+      double d[4];
+      dot4(act(j), rows[0].data(), rows[1].data(), rows[2].data(), rows[3].data(), n, d);
+      for (int r = 0; r < 4; ++r) out[j * ld + r] = d[r];
+    } else {
+      for (int64_t r = 0; r < nr; ++r) out[j * ld + r] = dot(act(j), rows[r].data(), n);
+    }
+  }
+}
+
 double amax_of(const double* v, int64_t n) {
   double a = 0.0;
   for (int64_t i = 0; i < n; ++i) a = std::max(a, std::fabs(v[i]));
@@ -175,13 +213,14 @@ Status run_layer(const MoeInputs& in, const MoeWeights& w, const LayerOptions& o
     std::vector<double> h(static_cast<size_t>(np * 2 * I));
 #pragma omp parallel
     {
-      std::vector<double> row(static_cast<size_t>(H));
+      std::vector<double> rows[4];
+      for (auto& r : rows) r.resize(static_cast<size_t>(H));
+      auto x_of = [&](int64_t j) { return &x[out_row[pairs[j] / k] * H]; };
 #pragma omp for schedule(static)
-      for (int64_t n = 0; n < 2 * I; ++n) {
-        v13.dequant_row(e, n, row.data());
-        for (int64_t j = 0; j < np; ++j) {
-          h[j * 2 * I + n] = dot(&x[out_row[pairs[j] / k] * H], row.data(), H);
-        }
+      for (int64_t n0 = 0; n0 < 2 * I; n0 += 4) {  // four weight rows per pass over the activations
+        const int64_t nr = std::min<int64_t>(4, 2 * I - n0);
+        for (int64_t r = 0; r < nr; ++r) v13.dequant_row(e, n0 + r, rows[r].data());
+        dots_with_rows(rows, nr, H, np, x_of, &h[n0], 2 * I);
       }
     }
     if (opt.round_gate_up) {
@@ -213,13 +252,18 @@ Status run_layer(const MoeInputs& in, const MoeWeights& w, const LayerOptions& o
     if (np == 0) continue;
 #pragma omp parallel
     {
-      std::vector<double> row(static_cast<size_t>(I));
+      std::vector<double> rows[4];
+      for (auto& r : rows) r.resize(static_cast<size_t>(I));
+      std::vector<double> y(static_cast<size_t>(np * 4));
+      auto act_of = [&](int64_t j) { return &act[(base + j) * I]; };
 #pragma omp for schedule(static)
-      for (int64_t n = 0; n < H; ++n) {
-        v2.dequant_row(e, n, row.data());
+      for (int64_t n0 = 0; n0 < H; n0 += 4) {
+        const int64_t nr = std::min<int64_t>(4, H - n0);
+        for (int64_t r = 0; r < nr; ++r) v2.dequant_row(e, n0 + r, rows[r].data());
+        dots_with_rows(rows, nr, I, np, act_of, y.data(), 4);
         for (int64_t j = 0; j < np; ++j) {
           const double weight = in.apply_router_weight_on_input ? 1.0 : routing.weights[pairs[j]];
-          (*out)[out_row[pairs[j] / k] * H + n] += dot(&act[(base + j) * I], row.data(), I) * weight;
+          for (int64_t r = 0; r < nr; ++r) (*out)[out_row[pairs[j] / k] * H + n0 + r] += y[j * 4 + r] * weight;
         }
       }
     }
