@@ -274,7 +274,8 @@ __global__ void __launch_bounds__(kThreads) fp8_gemv_kernel(GroupedGemvParams p,
       kb = s_begin / steps_per_block;
       kb_last = kbs - 1;
       to_block_end = static_cast<int>(steps_per_block - (s_begin - kb * steps_per_block));
-      load_scales(kb, cur_w, cur_x);
+      // (A split past the last block has an empty slice: its loads stay on the last block.)
+      load_scales(kb < kb_last ? kb : kb_last, cur_w, cur_x);
       load_scales(kb < kb_last ? kb + 1 : kb_last, nxt_w, nxt_x);
     }
 
