@@ -60,11 +60,116 @@ Status WeightView::make(const ProblemShape& shape, DType act_dtype, const QuantP
   return Status();
 }
 
-void WeightView::dequant_row(int64_t e, int64_t n, double* row) const {
+// Integer formats: each row's zero and scale of every group first (G lookups instead of K),
+// then the codes word by word, rows side by side (GPTQ's and AWQ's words of neighbouring rows
+// share cache lines), the group advanced by a counter or read from g_idx; the same
+// (q - z) * s as the definitions.
+void WeightView::dequant_integer_rows(int64_t e, int64_t n0, int64_t count, double* out, int64_t ld) const {
   const int64_t N = n_, K = k_, G = groups_;
   const int bits = q_.bits;
   const int64_t group_len = q_.group_size == -1 ? K : q_.group_size;
   const uint32_t midpoint = 1u << (bits - 1);
+  std::vector<double> zero(static_cast<size_t>(count * G), static_cast<double>(midpoint));
+  std::vector<double> scale(static_cast<size_t>(count * G));
+  const int32_t* gi = q_.format == WeightFormat::kGPTQ && q_.has_g_idx ? w_.g_idx + e * K : nullptr;
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t n = n0 + r;
+    for (int64_t g = 0; g < G; ++g) {
+      double& z = zero[r * G + g];
+      double& s = scale[r * G + g];
+      switch (q_.format) {
+        case WeightFormat::kGPTQ: {
+          const int pack = 32 / bits;
+          const auto* qz = static_cast<const uint32_t*>(w_.zeros);
+          if (q_.has_zeros) {
+            z = static_cast<double>(field(qz[(e * G + g) * (N / pack) + n / pack], static_cast<int>(n % pack), bits) +
+                                    (q_.gptq_zeros_minus_one ? 1u : 0u));
+          }
+          s = load_as_double(w_.scales, q_.scale_dtype, (e * G + g) * N + n);
+          break;
+        }
+        case WeightFormat::kAWQ: {
+          const auto* qz = static_cast<const uint32_t*>(w_.zeros);
+          if (q_.has_zeros) z = static_cast<double>(field(qz[(e * G + g) * (N / 8) + n / 8], kAwqNibble[n % 8], 4));
+          s = load_as_double(w_.scales, q_.scale_dtype, (e * G + g) * N + n);
+          break;
+        }
+        default: {  // moe_wna16: qzeros[E, N/pack, G] bytes, scales [E, N, G]
+          const int pack = 8 / bits;
+          const auto* qz = static_cast<const uint8_t*>(w_.zeros);
+          if (q_.has_zeros) {
+            z = static_cast<double>(field(qz[(e * (N / pack) + n / pack) * G + g], static_cast<int>(n % pack), bits));
+          }
+          s = load_as_double(w_.scales, q_.scale_dtype, (e * N + n) * G + g);
+          break;
+        }
+      }
+    }
+  }
+  int64_t g = 0, left = group_len;  // the group of column k without g_idx, and its columns left
+  auto group_of = [&](int64_t k) {
+    if (left == 0) {
+      ++g;
+      left = group_len;
+    }
+    --left;
+    return gi ? static_cast<int64_t>(gi[k]) : g;
+  };
+  auto put = [&](int64_t r, int64_t k, int64_t gk, uint32_t q) {
+    out[r * ld + k] = (static_cast<double>(q) - zero[r * G + gk]) * scale[r * G + gk];
+  };
+  switch (q_.format) {
+    case WeightFormat::kGPTQ: {
+      // qweight[E, K/pack, N]: value k of column n is field k % pack of word [k / pack][n].
+      const int pack = 32 / bits;
+      const auto* qw = static_cast<const uint32_t*>(w_.weight) + e * (K / pack) * N + n0;
+      for (int64_t kw = 0; kw < K / pack; ++kw) {
+        for (int j = 0; j < pack; ++j) {
+          const int64_t k = kw * pack + j, gk = group_of(k);
+          for (int64_t r = 0; r < count; ++r) put(r, k, gk, field(qw[kw * N + r], j, bits));
+        }
+      }
+      return;
+    }
+    case WeightFormat::kAWQ: {
+      // qweight[E, K, N/8]: column n is nibble kAwqNibble[n % 8] of word [k][n / 8].
+      const auto* qw = static_cast<const uint32_t*>(w_.weight) + e * K * (N / 8);
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t gk = group_of(k);
+        for (int64_t r = 0; r < count; ++r) {
+          const int64_t n = n0 + r;
+          put(r, k, gk, field(qw[k * (N / 8) + n / 8], kAwqNibble[n % 8], 4));
+        }
+      }
+      return;
+    }
+    default: {
+      // moe_wna16 qweight[E, N, K/pack] bytes: value k is field k % pack of byte [n][k / pack] (low first).
+      const int pack = 8 / bits;
+      for (int64_t kb = 0; kb < K / pack; ++kb) {
+        for (int j = 0; j < pack; ++j) {
+          const int64_t k = kb * pack + j, gk = group_of(k);
+          for (int64_t r = 0; r < count; ++r) {
+            const auto* qw = static_cast<const uint8_t*>(w_.weight) + (e * N + n0 + r) * (K / pack);
+            put(r, k, gk, field(qw[kb], j, bits));
+          }
+        }
+      }
+      return;
+    }
+  }
+}
+
+void WeightView::dequant_rows(int64_t e, int64_t n0, int64_t count, double* out, int64_t ld) const {
+  if (is_integer_format(q_.format)) {
+    dequant_integer_rows(e, n0, count, out, ld);
+    return;
+  }
+  for (int64_t r = 0; r < count; ++r) dequant_row(e, n0 + r, out + r * ld);
+}
+
+void WeightView::dequant_row(int64_t e, int64_t n, double* row) const {
+  const int64_t N = n_, K = k_;
   switch (q_.format) {
     case WeightFormat::kDense:
       for (int64_t k = 0; k < K; ++k) row[k] = load_as_double(w_.weight, act_dtype_, (e * N + n) * K + k);
@@ -86,56 +191,11 @@ void WeightView::dequant_row(int64_t e, int64_t n, double* row) const {
       }
       return;
     }
-    case WeightFormat::kGPTQ: {
-      // qweight[E, K/pack, N]: value k of column n is field k % pack of word [k / pack][n].
-      const int pack = 32 / bits;
-      const auto* qw = static_cast<const uint32_t*>(w_.weight) + e * (K / pack) * N;
-      const auto* qz = static_cast<const uint32_t*>(w_.zeros);
-      const int32_t* gi = q_.has_g_idx ? w_.g_idx + e * K : nullptr;
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t g = gi ? gi[k] : k / group_len;
-        const uint32_t q = field(qw[(k / pack) * N + n], static_cast<int>(k % pack), bits);
-        uint32_t z = midpoint;
-        if (q_.has_zeros) {
-          z = field(qz[(e * G + g) * (N / pack) + n / pack], static_cast<int>(n % pack), bits) +
-              (q_.gptq_zeros_minus_one ? 1u : 0u);
-        }
-        const double s = load_as_double(w_.scales, q_.scale_dtype, (e * G + g) * N + n);
-        row[k] = (static_cast<double>(q) - static_cast<double>(z)) * s;
-      }
+    case WeightFormat::kGPTQ:
+    case WeightFormat::kAWQ:
+    case WeightFormat::kMoeWNA16:
+      dequant_integer_rows(e, n, 1, row, K);
       return;
-    }
-    case WeightFormat::kAWQ: {
-      // qweight[E, K, N/8]: column n is nibble kAwqNibble[n % 8] of word [k][n / 8].
-      const auto* qw = static_cast<const uint32_t*>(w_.weight) + e * K * (N / 8);
-      const auto* qz = static_cast<const uint32_t*>(w_.zeros);
-      const int nib = kAwqNibble[n % 8];
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t g = k / group_len;
-        const uint32_t q = field(qw[k * (N / 8) + n / 8], nib, 4);
-        const uint32_t z = q_.has_zeros ? field(qz[(e * G + g) * (N / 8) + n / 8], nib, 4) : midpoint;
-        const double s = load_as_double(w_.scales, q_.scale_dtype, (e * G + g) * N + n);
-        row[k] = (static_cast<double>(q) - static_cast<double>(z)) * s;
-      }
-      return;
-    }
-    case WeightFormat::kMoeWNA16: {
-      // qweight[E, N, K/pack] bytes: value k is field k % pack of byte [n][k / pack] (low first);
-      // qzeros[E, N/pack, G]: zero of row n is field n % pack of byte [n / pack][g].
-      const int pack = 8 / bits;
-      const auto* qw = static_cast<const uint8_t*>(w_.weight) + (e * N + n) * (K / pack);
-      const auto* qz = static_cast<const uint8_t*>(w_.zeros);
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t g = k / group_len;
-        const uint32_t q = field(qw[k / pack], static_cast<int>(k % pack), bits);
-        const uint32_t z =
-            q_.has_zeros ? field(qz[(e * (N / pack) + n / pack) * G + g], static_cast<int>(n % pack), bits)
-                         : midpoint;
-        const double s = load_as_double(w_.scales, q_.scale_dtype, (e * N + n) * G + g);
-        row[k] = (static_cast<double>(q) - static_cast<double>(z)) * s;
-      }
-      return;
-    }
   }
 }
 

@@ -51,18 +51,17 @@ void dot4(const double* a, const double* b0, const double* b1, const double* b2,
   out[3] = s3;
 }
 
-// out[j * ld + r] = a_j . rows[r] for the np activation rows a_j = act(j) and nr <= 4 weight
-// rows of length n.
+// out[j * ld + r] = a_j . rows[r * n ..] for the np activation rows a_j = act(j) and nr <= 4
+// weight rows of length n, stored one after another.
 template <typename Act>
-void dots_with_rows(const std::vector<double>* rows, int64_t nr, int64_t n, int64_t np, Act act, double* out,
-                    int64_t ld) {
+void dots_with_rows(const double* rows, int64_t nr, int64_t n, int64_t np, Act act, double* out, int64_t ld) {
   for (int64_t j = 0; j < np; ++j) {
     if (nr == 4) {
       double d[4];
-      dot4(act(j), rows[0].data(), rows[1].data(), rows[2].data(), rows[3].data(), n, d);
+      dot4(act(j), rows, rows + n, rows + 2 * n, rows + 3 * n, n, d);
       for (int r = 0; r < 4; ++r) out[j * ld + r] = d[r];
     } else {
-      for (int64_t r = 0; r < nr; ++r) out[j * ld + r] = dot(act(j), rows[r].data(), n);
+      for (int64_t r = 0; r < nr; ++r) out[j * ld + r] = dot(act(j), rows + r * n, n);
     }
   }
 }
@@ -213,14 +212,13 @@ Status run_layer(const MoeInputs& in, const MoeWeights& w, const LayerOptions& o
     std::vector<double> h(static_cast<size_t>(np * 2 * I));
 #pragma omp parallel
     {
-      std::vector<double> rows[4];
-      for (auto& r : rows) r.resize(static_cast<size_t>(H));
+      std::vector<double> rows(static_cast<size_t>(4 * H));
       auto x_of = [&](int64_t j) { return &x[out_row[pairs[j] / k] * H]; };
 #pragma omp for schedule(static)
       for (int64_t n0 = 0; n0 < 2 * I; n0 += 4) {  // four weight rows per pass over the activations
         const int64_t nr = std::min<int64_t>(4, 2 * I - n0);
-        for (int64_t r = 0; r < nr; ++r) v13.dequant_row(e, n0 + r, rows[r].data());
-        dots_with_rows(rows, nr, H, np, x_of, &h[n0], 2 * I);
+        v13.dequant_rows(e, n0, nr, rows.data(), H);
+        dots_with_rows(rows.data(), nr, H, np, x_of, &h[n0], 2 * I);
       }
     }
     if (opt.round_gate_up) {
@@ -252,15 +250,14 @@ Status run_layer(const MoeInputs& in, const MoeWeights& w, const LayerOptions& o
     if (np == 0) continue;
 #pragma omp parallel
     {
-      std::vector<double> rows[4];
-      for (auto& r : rows) r.resize(static_cast<size_t>(I));
+      std::vector<double> rows(static_cast<size_t>(4 * I));
       std::vector<double> y(static_cast<size_t>(np * 4));
       auto act_of = [&](int64_t j) { return &act[(base + j) * I]; };
 #pragma omp for schedule(static)
       for (int64_t n0 = 0; n0 < H; n0 += 4) {
         const int64_t nr = std::min<int64_t>(4, H - n0);
-        for (int64_t r = 0; r < nr; ++r) v2.dequant_row(e, n0 + r, rows[r].data());
-        dots_with_rows(rows, nr, I, np, act_of, y.data(), 4);
+        v2.dequant_rows(e, n0, nr, rows.data(), I);
+        dots_with_rows(rows.data(), nr, I, np, act_of, y.data(), 4);
         for (int64_t j = 0; j < np; ++j) {
           const double weight = in.apply_router_weight_on_input ? 1.0 : routing.weights[pairs[j]];
           for (int64_t r = 0; r < nr; ++r) (*out)[out_row[pairs[j] / k] * H + n0 + r] += y[j * 4 + r] * weight;

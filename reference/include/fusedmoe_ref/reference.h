@@ -54,8 +54,11 @@ class WeightView {
   int64_t cols() const { return k_; }
   /// Writes the K dequantized values of output row n of expert e into row[0..K).
   void dequant_row(int64_t e, int64_t n, double* row) const;
+  /// Rows n0 .. n0 + count - 1 into out + r * ld (what dequant_row gives, read together).
+  void dequant_rows(int64_t e, int64_t n0, int64_t count, double* out, int64_t ld) const;
 
  private:
+  void dequant_integer_rows(int64_t e, int64_t n0, int64_t count, double* out, int64_t ld) const;
   QuantParams q_;
   ProjectionWeights w_;
   DType act_dtype_ = DType::kBF16;
