@@ -299,6 +299,7 @@ GpuCase custom(int64_t m, int32_t e, int64_t h, int64_t i, int32_t k, const char
   c.shape_name = "custom";
   c.shape = testing_util::make_shape(m, h, i, e, k);
   c.routing = routing;
+  c.path = g_path;  // the forced path of a Paths/ suite (was left at auto: edge cases ran unforced)
   return c;
 }
 
