@@ -59,6 +59,11 @@ struct PhaseTimes {
 };
 PhaseTimes g_phases;
 
+// The loaded layer consecutive cases share (layer_for), released after each test while the
+// CUDA runtime is still up.
+std::unique_ptr<tools::GpuLayer> g_layer;
+std::string g_layer_key;
+
 class Phase {
  public:
   explicit Phase(double* total) : total_(total), start_(std::chrono::steady_clock::now()) {}
@@ -77,6 +82,8 @@ class PhasePrinter : public ::testing::EmptyTestEventListener {
                   "reference %.1f s\n", t.cases, t.checkpoint, t.inputs, t.upload, t.gpu, t.reference);
     }
     g_phases = PhaseTimes();
+    g_layer.reset();
+    g_layer_key.clear();
   }
 };
 const bool g_phase_printer = [] {
@@ -116,13 +123,16 @@ std::string describe(const GpuCase& c) {
          " weights=" + describe(c.quant);
 }
 
+std::string checkpoint_key(const ProblemShape& s, DType act, const QuantParams& q, bool from_dense) {
+  return std::to_string(s.num_experts) + "/" + std::to_string(s.hidden) + "/" + std::to_string(s.inter) + "/" +
+         to_string(act) + "/" + describe(q) + (from_dense ? "/from_dense" : "");
+}
+
 // Host checkpoints are the slow part; cases of one shape share one.
 const ref::Checkpoint& checkpoint_for(const ProblemShape& s, DType act, const QuantParams& q = QuantParams(),
                                       bool from_dense = false) {
   static std::map<std::string, std::unique_ptr<ref::Checkpoint>> cache;
-  const std::string key = std::to_string(s.num_experts) + "/" + std::to_string(s.hidden) + "/" +
-                          std::to_string(s.inter) + "/" + to_string(act) + "/" + describe(q) +
-                          (from_dense ? "/from_dense" : "");
+  const std::string key = checkpoint_key(s, act, q, from_dense);
   auto& slot = cache[key];
   if (!slot) {
     if (cache.size() > 3) {  // keep host memory bounded
@@ -198,6 +208,21 @@ std::vector<double> gpu_output(const tools::GpuLayer& layer) {
   return got;
 }
 
+// Uploading the weights is the other slow part: consecutive cases of one checkpoint (and the
+// same experts, topk and global expert count) share the loaded layer; each sets its inputs.
+tools::GpuLayer& layer_for(const GpuCase& c, const ProblemShape& shape, const ref::Checkpoint& ck, Status* st) {
+  const std::string key = checkpoint_key(shape, c.act, c.quant, c.from_dense) + "/topk " + std::to_string(shape.topk) +
+                          "/global " + std::to_string(shape.global_num_experts);
+  *st = Status();
+  if (!g_layer || g_layer_key != key) {
+    g_layer_key.clear();
+    g_layer = std::make_unique<tools::GpuLayer>();
+    *st = g_layer->load_weights(shape, c.act, ck, nullptr);
+    if (st->ok()) g_layer_key = key;
+  }
+  return *g_layer;
+}
+
 void run_case(const GpuCase& c) {
   SCOPED_TRACE(describe(c));
   ++g_phases.cases;
@@ -214,13 +239,14 @@ void run_case(const GpuCase& c) {
     checkpoint = &checkpoint_for(s, c.act, c.quant, c.from_dense);
   }
   const ref::Checkpoint& ck = *checkpoint;
-  tools::GpuLayer layer;
   Status st;
+  tools::GpuLayer* loaded = nullptr;
   {
     Phase phase(&g_phases.upload);
-    st = layer.load_weights(d.inputs.shape, c.act, ck, nullptr);
+    loaded = &layer_for(c, d.inputs.shape, ck, &st);
   }
   ASSERT_TRUE(st.ok()) << st.message();
+  tools::GpuLayer& layer = *loaded;
   const ref::Routing routing = routing_of(d);
   std::vector<double> got;
   {
