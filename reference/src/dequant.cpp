@@ -1,4 +1,5 @@
-// Reference dequantization of every checkpoint format, one output row at a time.
+// Reference dequantization of every checkpoint format, one output row at a time (integer
+// formats also a few rows together, for the reference GEMMs).
 // The formulas are the definitions of docs/FORMATS.md.
 #include <algorithm>
 #include <string>
