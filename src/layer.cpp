@@ -190,8 +190,8 @@ kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath pat
   const kernels::ElemType elem = elem_type(args.inputs.act_dtype);
   const bool swap = path == KernelPath::kGroupedSwapped;
   const QuantParams& q = args.weights->quant;
-  return is_fp8_format(q.format) ? kernels::fp8_grouped_gemm_entry(elem, fp8_scale_n(q.format), swap)
-                                 : kernels::grouped_gemm_entry(elem, swap);
+  if (!is_fp8_format(q.format)) return kernels::grouped_gemm_entry(elem, swap);
+  return kernels::fp8_grouped_gemm_entry(elem, !fp8_epilogue_scales(q), swap);
 }
 
 }  // namespace
@@ -427,14 +427,15 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   const int64_t pairs = s.m * s.topk;
   const int64_t* live = al.expert_offsets + s.num_experts;
   if (fp8) {
-    // Each GEMM's input quantized to e4m3 in expert order (x's amax over every token), the
-    // weights' scales rewritten in the GEMM's layout, then sm90_fp8_grouped_gemm with the
-    // scales in its mainloop; D in the activation dtype.
+    // Each GEMM's input quantized to e4m3 in expert order (x's amax over every token), then
+    // sm90_fp8_grouped_gemm: with scales that do not vary along k, applied in its epilogue
+    // (the checkpoint's weight scales as they are); else in its mainloop, the weights' scales
+    // rewritten in its layout first. D in the activation dtype.
     void* a8 = at<void>(workspace, ws, "fp8_rows");
     float* sfa = at<float>(workspace, ws, "fp8_row_scales");
     float* sfb = at<float>(workspace, ws, "fp8_weight_scales");
     float* amax = at<float>(workspace, ws, "amax");
-    const int32_t scale_n = fp8_scale_n(quant.format);
+    const bool epilogue_scales = fp8_epilogue_scales(quant);
     auto gemm = [&](Projection which, const void* a, int64_t k, const float* static_scale, const Fp8Quantize& how,
                     void* d) -> Status {
       const bool w13 = which == Projection::kW13;
@@ -442,12 +443,6 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
                                                     how, a8, sfa, w13 ? "x" : "intermediate", stream));
       kernels::Fp8WeightScalesParams sp;
       sp.w = fp8_view(*args.weights, which);
-      sp.scale_n = scale_n;
-      sp.experts = s.num_experts;
-      sp.expert_counts = al.expert_counts;
-      sp.out = sfb;
-      cudaError_t err = kernels::launch_fp8_weight_scales(sp, stream);
-      if (err != cudaSuccess) return cuda_error(err, std::string("fp8_weight_scales ") + to_string(which));
       gp.num_groups = s.num_experts;
       gp.expert_offsets = al.expert_offsets;
       gp.n = sp.w.n;
@@ -456,8 +451,20 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
       gp.b = sp.w.w;
       gp.d = d;
       gp.sfa = sfa;
-      gp.sfb = sfb;
-      gp.sfb_expert_stride = fp8_weight_scales_per_expert(sp.w.n, k, scale_n);
+      cudaError_t err = cudaSuccess;
+      if (epilogue_scales) {  // [E] per-tensor or [E, n] per-channel, as in the checkpoint
+        gp.sfb = sp.w.scales;
+        gp.sfb_per_column = sp.w.kind == kernels::Fp8WeightScale::kRow;
+        gp.sfb_expert_stride = gp.sfb_per_column ? sp.w.n : 1;
+      } else {
+        sp.experts = s.num_experts;
+        sp.expert_counts = al.expert_counts;
+        sp.out = sfb;
+        err = kernels::launch_fp8_weight_scales(sp, stream);
+        if (err != cudaSuccess) return cuda_error(err, std::string("fp8_weight_scales ") + to_string(which));
+        gp.sfb = sfb;
+        gp.sfb_expert_stride = fp8_block_scales_per_expert(sp.w.n, k);
+      }
       err = gemm_entry.launch(gp, stream);
       return err == cudaSuccess ? Status()
                                 : cuda_error(err, std::string("sm90_fp8_grouped_gemm ") + to_string(which) + " launch");

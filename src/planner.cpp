@@ -73,11 +73,11 @@ bool fp8_grouped_supports(const QuantParams& q) {
   return is_fp8_format(q.format) && (q.format != WeightFormat::kFP8Block || (q.block_n == 128 && q.block_k == 128));
 }
 
-int32_t fp8_scale_n(WeightFormat format) { return format == WeightFormat::kFP8PerChannel ? 1 : 128; }
-
-int64_t fp8_weight_scales_per_expert(int64_t n, int64_t k, int32_t scale_n) {
-  return (n + scale_n - 1) / scale_n * ((k + 127) / 128);
+bool fp8_epilogue_scales(const QuantParams& q) {
+  return is_fp8_format(q.format) && q.format != WeightFormat::kFP8Block;
 }
+
+int64_t fp8_block_scales_per_expert(int64_t n, int64_t k) { return (n + 127) / 128 * ((k + 127) / 128); }
 
 PathRule path_rule(const QuantParams& q) {
   if (is_integer_format(q.format)) return kIntegerPathRule;
@@ -245,9 +245,8 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
     FUSEDMOE_RETURN_IF_ERROR(b.add("fp8_rows", count, 1, "m * topk * max(hidden, inter)"));
     if (!checked_mul(pairs, (k + 127) / 128, &count)) return invalid_argument("m * topk * k blocks", "< 2^63", pair_str);
     FUSEDMOE_RETURN_IF_ERROR(b.add("fp8_row_scales", count, 4, "m * topk * max(hidden, inter) / 128"));
-    const int32_t scale_n = fp8_scale_n(q.format);
-    const int64_t per_expert = std::max(fp8_weight_scales_per_expert(2 * s.inter, s.hidden, scale_n),
-                                        fp8_weight_scales_per_expert(s.hidden, s.inter, scale_n));
+    const int64_t per_expert = fp8_epilogue_scales(q) ? 0  // the checkpoint's scales serve as they are
+        : std::max(fp8_block_scales_per_expert(2 * s.inter, s.hidden), fp8_block_scales_per_expert(s.hidden, s.inter));
     if (!checked_mul(e, per_expert, &count)) return invalid_argument("E * weight scales", "< 2^63", str(e));
     FUSEDMOE_RETURN_IF_ERROR(b.add("fp8_weight_scales", count, 4, "E * weight scales per expert"));
   }

@@ -74,10 +74,13 @@ KernelPath choose_path(const QuantParams& quant, int64_t pairs, int64_t num_expe
 /// Whether sm90_fp8_grouped_gemm takes these FP8 weights: per-tensor, per-channel, or block
 /// scales of 128 x 128 (its scale block; DeepSeek-V3's).
 bool fp8_grouped_supports(const QuantParams& quant);
-/// The grouped GEMM's weight-scale columns per scale (1 for per-channel scales, else 128) and
-/// its scales per expert of one projection (n x k): ceil(n / scale_n) * ceil(k / 128).
-int32_t fp8_scale_n(WeightFormat format);
-int64_t fp8_weight_scales_per_expert(int64_t n, int64_t k, int32_t scale_n);
+/// Whether the FP8 grouped GEMM applies the scales once in its epilogue (they do not vary along
+/// k: per-tensor or per-channel weights, which validation pairs with per-tensor or per-token
+/// activations) and reads the checkpoint's weight scales as they are; else (128 x 128 blocks)
+/// its blockwise-scaled mainloop, with the block scales rewritten per call in its layout
+/// (fp8_weight_scales), ceil(n / 128) * ceil(k / 128) per expert of one projection (n x k).
+bool fp8_epilogue_scales(const QuantParams& quant);
+int64_t fp8_block_scales_per_expert(int64_t n, int64_t k);
 
 /// Whether wna16_gemv reads these integer weights: groups contiguous in k (no act-order) of
 /// 32 or 64 columns, a multiple of 128, or one group per row.

@@ -368,19 +368,19 @@ cudaError_t launch_fp8_typed(const GroupedGemvParams& p, const Fp8WeightsView& w
   return cudaErrorInvalidValue;
 }
 
-// One CTA row per expert: the weight scales in sm90_grouped_gemm.cuh's SFB layout,
-// [kb][ceil(n / scale_n)] per expert (per-expert scales repeated over the blocks, per-channel
-// scales over the k blocks, 128 x 128 block scales transposed).
+// One CTA row per expert: the 128 x 128 block scales in sm90_grouped_gemm.cuh's SFB layout,
+// [kb][nb] per expert (the checkpoint's [nb][kb] transposed).
 __global__ void fp8_weight_scales_kernel(Fp8WeightScalesParams p) {
   const int e = static_cast<int>(blockIdx.y);
   if (p.expert_counts != nullptr && p.expert_counts[e] == 0) return;
   const Fp8WeightsView& wv = p.w;
-  const int64_t nbs = (wv.n + p.scale_n - 1) / p.scale_n, kbs = (wv.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
+  const int64_t nbs = (wv.n + kFp8ScaleBlock - 1) / kFp8ScaleBlock, kbs = (wv.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
+  const float* in = wv.scales + static_cast<int64_t>(e) * nbs * kbs;
   float* out = p.out + static_cast<int64_t>(e) * nbs * kbs;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < nbs * kbs;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t kb = i / nbs, nb = i % nbs;
-    out[i] = weight_scale(wv, e, nb * p.scale_n, kb);
+    out[i] = in[nb * kbs + kb];
   }
 }
 
@@ -444,13 +444,11 @@ cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w,
 }
 
 cudaError_t launch_fp8_weight_scales(const Fp8WeightScalesParams& p, cudaStream_t stream) {
-  const bool block = p.w.kind == Fp8WeightScale::kBlock;
   if (p.w.n <= 0 || p.w.k <= 0 || p.experts <= 0 || p.experts > 65535 || p.out == nullptr || p.w.scales == nullptr ||
-      (p.scale_n != 1 && p.scale_n != kFp8ScaleBlock) || (p.w.kind == Fp8WeightScale::kRow) != (p.scale_n == 1) ||
-      (block && (p.w.block_n != kFp8ScaleBlock || p.w.block_k != kFp8ScaleBlock))) {
+      p.w.kind != Fp8WeightScale::kBlock || p.w.block_n != kFp8ScaleBlock || p.w.block_k != kFp8ScaleBlock) {
     return cudaErrorInvalidValue;
   }
-  const int64_t entries = (p.w.n + p.scale_n - 1) / p.scale_n * ((p.w.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock);
+  const int64_t entries = (p.w.n + kFp8ScaleBlock - 1) / kFp8ScaleBlock * ((p.w.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock);
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>((entries + 255) / 256, 64)), static_cast<unsigned>(p.experts));
   fp8_weight_scales_kernel<<<grid, 256, 0, stream>>>(p);
   return cudaGetLastError();

@@ -186,13 +186,11 @@ struct Fp8ActView {
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                             cudaStream_t stream);
 
-/// fp8_weight_scales: the FP8 weights' scales of experts 0 .. experts - 1 in the grouped
-/// GEMM's SFB layout, out [experts][ceil(k / 128)][ceil(n / scale_n)]: scale_n = 1 for
-/// per-channel scales, 128 for per-expert and 128 x 128 block scales; experts without pairs
-/// skipped.
+/// fp8_weight_scales: the 128 x 128 block scales of experts 0 .. experts - 1 ([E][nb][kb] in
+/// the checkpoint) in the blockwise grouped GEMM's SFB layout, out [experts][kb][nb]; experts
+/// without pairs skipped.
 struct Fp8WeightScalesParams {
   Fp8WeightsView w;
-  int32_t scale_n = 128;
   int32_t experts = 0;
   const int32_t* expert_counts = nullptr;  // [E] or nullptr (all)
   float* out = nullptr;
@@ -281,10 +279,13 @@ struct GroupedGemmParams {
   size_t workspace_bytes = 0;
   int32_t sm_count = 0;                     // persistent CTAs
   // FP8 only (sm90_grouped_gemm.cuh): SFA [kb][rows_e] per expert at sfa + row0 * ceil(k / 128);
-  // SFB [kb][ceil(n / scale_n)] per expert at sfb + e * sfb_expert_stride.
+  // SFB [kb][ceil(n / 128)] per expert at sfb + e * sfb_expert_stride. Epilogue-scaled:
+  // SFA's first block, and the weights' scales at sfb + e * sfb_expert_stride, n of them if
+  // sfb_per_column, else one.
   const float* sfa = nullptr;
   const float* sfb = nullptr;
   int64_t sfb_expert_stride = 0;
+  bool sfb_per_column = true;
 };
 // One instantiation per dtype (and, for FP8, weight-scale granularity) and operand order
 // (swap: sm90_grouped_gemm.cuh's swapped operands); the inline dispatchers pick it.
@@ -299,10 +300,14 @@ FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_n1)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_n128)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_n1)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_n128)
-FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_n1_swap)
-FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_n128_swap)
-FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_n1_swap)
-FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_n128_swap)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_swap)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_swap)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block_swap)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block_swap)
 #undef FUSEDMOE_DECLARE_GROUPED_GEMM
 
 // The instantiation's pair of entry points.
@@ -318,24 +323,28 @@ inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap) {
   return swap ? GroupedGemmEntry{grouped_gemm_fp16_swap_workspace_bytes, launch_grouped_gemm_fp16_swap}
               : GroupedGemmEntry{grouped_gemm_fp16_workspace_bytes, launch_grouped_gemm_fp16};
 }
-/// sm90_fp8_grouped_gemm: e4m3 A [rows, k] and B [num_groups, n, k], D in `out` (bf16/fp16),
-/// blockwise-scaled with 128-k blocks, weight scales per scale_n (1 or 128) output columns.
-/// k a multiple of 16, n of 8.
-inline GroupedGemmEntry fp8_grouped_gemm_entry(ElemType out, int32_t scale_n, bool swap) {
-  if (out == ElemType::kBF16) {
-    if (scale_n == 1) {
-      return swap ? GroupedGemmEntry{fp8_grouped_gemm_bf16_n1_swap_workspace_bytes, launch_fp8_grouped_gemm_bf16_n1_swap}
-                  : GroupedGemmEntry{fp8_grouped_gemm_bf16_n1_workspace_bytes, launch_fp8_grouped_gemm_bf16_n1};
+/// sm90_fp8_grouped_gemm: e4m3 A [rows, k] and B [num_groups, n, k], D in `out` (bf16/fp16);
+/// block_scales: DeepSeek's 128 x 128 weight blocks and 1 x 128 activation groups applied per
+/// 128-k block in the mainloop (SFA, SFB as fp8_quantize and fp8_weight_scales write them);
+/// else the scales, which do not vary along k, applied once in the epilogue (per-row
+/// activation scales, the checkpoint's per-column or per-expert weight scales). k a multiple
+/// of 16, n of 8.
+inline GroupedGemmEntry fp8_grouped_gemm_entry(ElemType out, bool block_scales, bool swap) {
+  const bool bf16 = out == ElemType::kBF16;
+  if (block_scales) {
+    if (bf16) {
+      return swap ? GroupedGemmEntry{fp8_grouped_gemm_bf16_block_swap_workspace_bytes, launch_fp8_grouped_gemm_bf16_block_swap}
+                  : GroupedGemmEntry{fp8_grouped_gemm_bf16_block_workspace_bytes, launch_fp8_grouped_gemm_bf16_block};
     }
-    return swap ? GroupedGemmEntry{fp8_grouped_gemm_bf16_n128_swap_workspace_bytes, launch_fp8_grouped_gemm_bf16_n128_swap}
-                : GroupedGemmEntry{fp8_grouped_gemm_bf16_n128_workspace_bytes, launch_fp8_grouped_gemm_bf16_n128};
+    return swap ? GroupedGemmEntry{fp8_grouped_gemm_fp16_block_swap_workspace_bytes, launch_fp8_grouped_gemm_fp16_block_swap}
+                : GroupedGemmEntry{fp8_grouped_gemm_fp16_block_workspace_bytes, launch_fp8_grouped_gemm_fp16_block};
   }
-  if (scale_n == 1) {
-    return swap ? GroupedGemmEntry{fp8_grouped_gemm_fp16_n1_swap_workspace_bytes, launch_fp8_grouped_gemm_fp16_n1_swap}
-                : GroupedGemmEntry{fp8_grouped_gemm_fp16_n1_workspace_bytes, launch_fp8_grouped_gemm_fp16_n1};
+  if (bf16) {
+    return swap ? GroupedGemmEntry{fp8_grouped_gemm_bf16_epi_swap_workspace_bytes, launch_fp8_grouped_gemm_bf16_epi_swap}
+                : GroupedGemmEntry{fp8_grouped_gemm_bf16_epi_workspace_bytes, launch_fp8_grouped_gemm_bf16_epi};
   }
-  return swap ? GroupedGemmEntry{fp8_grouped_gemm_fp16_n128_swap_workspace_bytes, launch_fp8_grouped_gemm_fp16_n128_swap}
-              : GroupedGemmEntry{fp8_grouped_gemm_fp16_n128_workspace_bytes, launch_fp8_grouped_gemm_fp16_n128};
+  return swap ? GroupedGemmEntry{fp8_grouped_gemm_fp16_epi_swap_workspace_bytes, launch_fp8_grouped_gemm_fp16_epi_swap}
+              : GroupedGemmEntry{fp8_grouped_gemm_fp16_epi_workspace_bytes, launch_fp8_grouped_gemm_fp16_epi};
 }
 
 /// combine: out[t] = sum over the token's local slots s of w * y[row(t * topk + s)], in slot

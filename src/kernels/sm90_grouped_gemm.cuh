@@ -10,16 +10,21 @@
 // builds parameters from the addresses of those arrays alone, so a captured CUDA graph stays
 // valid for any routing.
 //
-// Two families share this code:
+// Three families share this code:
 //  - bf16/fp16 (kScaleN = 0): 128 x 256 x 64 tiles, D = A . B^T.
-//  - FP8 e4m3 A and B (kScaleN = 1 or 128): 128 x 128 x 128 tiles, CUTLASS's blockwise-scaled
-//    mainloop: each 128-k block's wgmma sums are promoted into fp32 accumulators times
-//    sa[row, kb] * sb[n / kScaleN, kb], so one kernel serves DeepSeek's 128 x 128 block scales
-//    (kScaleN = 128), per-expert scales (expanded to blocks, kScaleN = 128) and per-channel
-//    scales (kScaleN = 1), with per-token or per-1x128-group activation scales. Both scale
-//    tensors are MN-major per expert (CUTLASS's layout for sm_90): SFA [kb][rows_e] from
-//    sfa + row0 * kbs, SFB [kb][ceil(n / kScaleN)] from sfb + e * sfb_expert_stride; the
-//    quantize and fp8_weight_scales kernels (fp8.cu) write them so. D in bf16/fp16.
+//  - FP8 e4m3 A and B with scales that do not vary along k (kScaleN = kEpilogueScales: per-row
+//    activation scales, weight scales per column or one per expert): CUTLASS's FP8 mainloop
+//    (fp32 promotion of the wgmma sums every 128 k, no scales), 128 x 128 x 128 tiles, and
+//    D = sa[row] * sb[col] * acc in the epilogue (a column- and a row-vector broadcast with
+//    per-expert pointers; the weights' vector may be one scalar per expert): the activation
+//    scales are the first 128-k block of SFA below, the weight scales the checkpoint's.
+//  - FP8 e4m3 A and B with DeepSeek's scales (kScaleN = 128: 128 x 128 weight blocks, 1 x 128
+//    activation groups): 128 x 128 x 128 tiles, CUTLASS's blockwise-scaled mainloop: each
+//    128-k block's wgmma sums are promoted into fp32 accumulators times
+//    sa[row, kb] * sb[n / kScaleN, kb]. Both scale tensors are MN-major per expert (CUTLASS's
+//    layout for sm_90): SFA [kb][rows_e] from sfa + row0 * kbs, SFB [kb][ceil(n / kScaleN)]
+//    from sfb + e * sfb_expert_stride; the quantize and fp8_weight_scales kernels (fp8.cu)
+//    write them so. D in bf16/fp16.
 //
 // Swapped operands (kSwap, for experts with few rows): the kernel computes D_e^T = B_e . A_e^T,
 // the weights' n rows filling the wgmma's 128-row M side and the expert's rows its N side
@@ -79,9 +84,32 @@ struct Mainloop<ElementAB, 0, 0, TileShape, kCarveout> {  // bf16/fp16
       cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperative>::CollectiveOp;
 };
 
+// kScaleN of the epilogue-scaled FP8 family.
+inline constexpr int kEpilogueScales = -1;
+
+// The epilogue of the epilogue-scaled FP8 family: D = colscale[m] * (rowscale[n] * acc), both
+// vectors through per-expert pointers; each may be a scalar per expert (its stride's bool
+// false). Along the kernel's M: the activations' row scales (the weights' with swapped
+// operands); along N: the weights' column scales (the activations').
+template <typename TileShape, typename ElementD>
+struct EpilogueScales {
+  using ColStride = cute::Stride<bool, cute::_0, int64_t>;
+  using RowStride = cute::Stride<cute::_0, bool, int64_t>;
+  using Col = cutlass::epilogue::fusion::Sm90ColBroadcast<0, TileShape, float*, float, ColStride, 1>;
+  using Row = cutlass::epilogue::fusion::Sm90RowBroadcast<0, TileShape, float*, float, RowStride, 1>;
+  static constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
+  using RowTimesAcc = cutlass::epilogue::fusion::Sm90EVT<
+      cutlass::epilogue::fusion::Sm90Compute<cutlass::multiplies, float, float, kRound>, Row,
+      cutlass::epilogue::fusion::Sm90AccFetch>;
+  using Callbacks = cutlass::epilogue::fusion::Sm90EVT<
+      cutlass::epilogue::fusion::Sm90Compute<cutlass::multiplies, ElementD, float, kRound>, Col, RowTimesAcc>;
+};
+
 template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false>
 struct GroupedGemm {
-  static constexpr bool kScaled = kScaleN > 0;
+  static constexpr bool kScaled = kScaleN > 0;  // blockwise scales in the mainloop
+  static constexpr bool kEpilogueScaled = kScaleN == kEpilogueScales;
+  static constexpr bool kFp8 = kScaled || kEpilogueScaled;
   static constexpr bool kSwap = kSwapOperands;
   static constexpr int kScaleK = 128;
   using ElemAB = ElementAB;
@@ -91,15 +119,19 @@ struct GroupedGemm {
   static constexpr int kAlignmentD = 16 / sizeof(ElementD);  // 16-byte TMA rows
   using LayoutD = std::conditional_t<kSwap, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
   using TileShape = std::conditional_t<
-      kSwap, std::conditional_t<kScaled, cute::Shape<cute::_128, cute::_64, cute::_128>,
+      kSwap, std::conditional_t<kFp8, cute::Shape<cute::_128, cute::_64, cute::_128>,
                                 cute::Shape<cute::_128, cute::_64, cute::_64>>,
-      std::conditional_t<kScaled, cute::Shape<cute::_128, cute::_128, cute::_128>,
+      std::conditional_t<kFp8, cute::Shape<cute::_128, cute::_128, cute::_128>,
                          cute::Shape<cute::_128, cute::_256, cute::_64>>>;
+  using Scales = EpilogueScales<TileShape, ElementD>;
+  // The other families: the epilogue builder's default fusion (D = acc, no source).
+  using Fusion = std::conditional_t<kEpilogueScaled, typename Scales::Callbacks,
+                                    cutlass::epilogue::fusion::LinearCombination<ElementD, Accum, void, Accum>>;
 
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, Accum, Accum, void, LayoutD*, kAlignmentD, ElementD,
-      LayoutD*, kAlignmentD, cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative>::CollectiveOp;
+      LayoutD*, kAlignmentD, cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative, Fusion>::CollectiveOp;
   using Main = Mainloop<ElementAB, kScaled ? (kSwap ? kScaleN : 1) : 0, kScaled ? (kSwap ? 1 : kScaleN) : 0, TileShape,
                         static_cast<int>(sizeof(typename Epilogue::SharedStorage))>;
 
@@ -122,7 +154,7 @@ struct GroupedGemm {
     StrideA* stride_a;
     StrideB* stride_b;
     StrideD* stride_d;
-    const float** sfa;  // FP8 only
+    const float** sfa;  // FP8 only (epilogue-scaled: the kernel's M-side and N-side vectors)
     const float** sfb;
     LayoutSFA* layout_sfa;
     LayoutSFB* layout_sfb;
@@ -146,9 +178,11 @@ struct GroupedGemm {
     take(&a.stride_a, sizeof(StrideA));
     take(&a.stride_b, sizeof(StrideB));
     take(&a.stride_d, sizeof(StrideD));
-    if constexpr (kScaled) {
+    if constexpr (kFp8) {
       take(&a.sfa, sizeof(void*));
       take(&a.sfb, sizeof(void*));
+    }
+    if constexpr (kScaled) {
       take(&a.layout_sfa, sizeof(LayoutSFA));
       take(&a.layout_sfb, sizeof(LayoutSFB));
     }
@@ -173,8 +207,17 @@ struct GroupedGemm {
               {{}, nullptr, nullptr, arr.d, arr.stride_d},
               hw};
     }
-    args.epilogue.thread.alpha = 1.0f;
-    args.epilogue.thread.beta = 0.0f;
+    if constexpr (kEpilogueScaled) {
+      // Activations: one scale per row; weights: per column, or one per expert.
+      const bool m_vector = kSwap ? p.sfb_per_column : true;
+      const bool n_vector = kSwap ? true : p.sfb_per_column;
+      typename Scales::Col::Arguments col{arr.sfa, 0.0f, {m_vector, cute::_0{}, int64_t{0}}};
+      typename Scales::Row::Arguments row{arr.sfb, 0.0f, {cute::_0{}, n_vector, int64_t{0}}};
+      args.epilogue.thread = {col, {row, {}, {}}, {}};
+    } else {
+      args.epilogue.thread.alpha = 1.0f;
+      args.epilogue.thread.beta = 0.0f;
+    }
     return args;
   }
 };
@@ -205,13 +248,17 @@ __global__ void setup_groups_kernel(GroupedGemmParams p, typename G::Arrays arr)
   } else {
     arr.stride_d[e] = cute::make_stride(p.n, cute::Int<1>{}, cute::Int<0>{});
   }
-  if constexpr (G::kScaled) {
-    using Config = typename G::Main::ScaleConfig;
+  if constexpr (G::kFp8) {
+    // Blockwise: SFA [kb][rows_e] and SFB; epilogue-scaled: SFA's first block (one scale per
+    // row) and the expert's weight scales.
     const int64_t kbs = (p.k + G::kScaleK - 1) / G::kScaleK;
     const float* x_scales = p.sfa + row0 * kbs;
     const float* w_scales = p.sfb + static_cast<int64_t>(e) * p.sfb_expert_stride;
     arr.sfa[e] = G::kSwap ? w_scales : x_scales;
     arr.sfb[e] = G::kSwap ? x_scales : w_scales;
+  }
+  if constexpr (G::kScaled) {
+    using Config = typename G::Main::ScaleConfig;
     arr.layout_sfa[e] = Config::tile_atom_to_shape_SFA(cute::append<4>(shape, 1));
     arr.layout_sfb[e] = Config::tile_atom_to_shape_SFB(cute::append<4>(shape, 1));
   }
@@ -230,7 +277,7 @@ size_t workspace_bytes(int32_t num_groups, int32_t sm_count) {
 template <typename G>
 cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
   if (p.workspace_bytes < workspace_bytes<G>(p.num_groups, p.sm_count)) return cudaErrorInvalidValue;
-  if (G::kScaled && (p.sfa == nullptr || p.sfb == nullptr)) return cudaErrorInvalidValue;
+  if (G::kFp8 && (p.sfa == nullptr || p.sfb == nullptr)) return cudaErrorInvalidValue;
   typename G::Arrays arr{};
   const size_t arrays = G::arrays_bytes(p.num_groups, &arr, p.workspace);
   setup_groups_kernel<G><<<(p.num_groups + 127) / 128, 128, 0, stream>>>(p, arr);

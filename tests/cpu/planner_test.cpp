@@ -76,11 +76,20 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   EXPECT_EQ(ws.find("x_quantized"), nullptr);
   EXPECT_EQ(ws.find("intermediate_quantized"), nullptr);
   EXPECT_EQ(ws.find("dequant_weights"), nullptr);
-  // Per-channel scales: one per output row and 128-k block (w13: 512 rows x 56 blocks).
+  EXPECT_FALSE(fp8_epilogue_scales(q));
+  EXPECT_EQ(fp8_block_scales_per_expert(512, 7168), 4 * 56);
+  EXPECT_EQ(fp8_block_scales_per_expert(7168, 256), 56 * 2);
+  // Per-channel (and per-tensor) weights: the scales in the epilogue, the checkpoint's weight
+  // scales as they are, no rewritten copy.
   q.format = WeightFormat::kFP8PerChannel;
   q.act_quant = ActQuant::kPerToken;
-  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
-  EXPECT_EQ(ws.find("fp8_weight_scales")->bytes, 256u * 512u * 56u * 4u);
+  EXPECT_TRUE(fp8_epilogue_scales(q));
+  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedSwapped, 0, &ws).ok());
+  EXPECT_EQ(ws.find("fp8_weight_scales")->bytes, 0u);
+  EXPECT_EQ(ws.find("fp8_row_scales")->bytes, 16u * 8u * 56u * 4u);
+  q.format = WeightFormat::kFP8PerTensor;
+  q.act_quant = ActQuant::kPerTensorStatic;
+  EXPECT_TRUE(fp8_epilogue_scales(q));
   // fp8_gemv: activations held as fp16 e4m3 values with their scales.
   q.format = WeightFormat::kFP8Block;
   q.act_quant = ActQuant::kPerGroup;
@@ -103,9 +112,7 @@ TEST(Planner, Fp8GroupedNeeds128Blocks) {
   EXPECT_EQ(choose_path(q, 4096 * 8, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
   q.format = WeightFormat::kFP8PerChannel;  // block sizes do not matter without block scales
   EXPECT_TRUE(fp8_grouped_supports(q));
-  EXPECT_EQ(fp8_scale_n(WeightFormat::kFP8PerChannel), 1);
-  EXPECT_EQ(fp8_scale_n(WeightFormat::kFP8PerTensor), 128);
-  EXPECT_EQ(fp8_weight_scales_per_expert(2880, 1360, 128), 23 * 11);
+  EXPECT_EQ(fp8_block_scales_per_expert(2880, 1360), 23 * 11);
 }
 
 TEST(Planner, SixtyFourBitSizes) {

@@ -1,0 +1,6 @@
+// sm90_fp8_grouped_gemm with swapped operands (experts with few rows): e4m3 A and B,
+// fp16 D, scales that do not vary along k (per-row activations; weights per column or per
+// expert) applied in the epilogue (one kernel per translation unit).
+#include "sm90_grouped_gemm.cuh"
+
+FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_fp16_epi_swap, cutlass::float_e4m3_t, cutlass::half_t, sm90::kEpilogueScales, true)

@@ -1,5 +1,0 @@
-// sm90_fp8_grouped_gemm with swapped operands (experts with few rows): e4m3 A and B, fp16 D,
-// weight scales per 128 output column(s) (one kernel per translation unit).
-#include "sm90_grouped_gemm.cuh"
-
-FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_fp16_n128_swap, cutlass::float_e4m3_t, cutlass::half_t, 128, true)
