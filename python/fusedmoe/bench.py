@@ -5,14 +5,18 @@ layer from routing ids on, CUDA-graph replays, L2 flushed before each, median; w
 with variance 1/K, the bytes of the hit experts' checkpoint tensors plus x and out): fusedmoe's
 op and, for bf16, a torch._grouped_mm layer (gather, grouped GEMM, SiLU-and-mul, grouped GEMM,
 weighted sum) and a per-expert loop of torch matmuls (eager), with speedups. w4a16/w8a16: GPTQ
-symmetric, group 128, bf16 scales (the C++ tool's w4a16/w8a16), through prepare_weights; no
-PyTorch peer computes them. Routing: fusedmoe.route_topk on N(0, 1) logits with the model's
+symmetric, group 128, bf16 scales (the C++ tool's w4a16/w8a16), through prepare_weights.
+fp8_tensor / fp8_channel / fp8_block: e4m3 weights quantized from the same uniform draw with
+per-expert, per-row or 128 x 128 block scales and dynamic per-tensor, per-token or 1 x 128
+activation scales (the C++ tool's three FP8 precisions), through quant_config. No PyTorch peer
+is timed for the quantized precisions. Routing: fusedmoe.route_topk on N(0, 1) logits with the model's
 routing (DeepSeek-V3 with a 0.1 N(0, 1) correction bias), as the C++ tool draws them (another
 generator: at decode the experts hit differ draw to draw, so compare TB/s there).
 --compare CSV (the C++ tool's --csv of the same precision) prints its us and TB/s alongside.
 
   python -m fusedmoe.bench [--shapes-file shapes/models.json] [--shape A,B] [--m 1,16,256]
-                           [--precision bf16|w4a16|w8a16] [--seconds 0.05] [--compare bench_bf16.csv]
+                           [--precision bf16|w4a16|w8a16|fp8_tensor|fp8_channel|fp8_block]
+                           [--seconds 0.05] [--compare bench_bf16.csv]
 """
 import argparse
 import csv
@@ -104,11 +108,47 @@ def _uniform(shape, k):
     return ((torch.rand(shape, device="cuda") * 2 - 1) * half).bfloat16()
 
 
+_FP8 = {"fp8_tensor": "tensor", "fp8_channel": "channel", "fp8_block": "block"}
+E4M3_MAX = 448.0
+
+
+def fp8_projection(e, n, k, kind, device="cuda"):
+    """e4m3 weights [E, N, K] quantized from uniform weights of variance 1/K, and their float32
+    scales: [E] (tensor), [E, N] (channel) or [E, ceil(N / 128), ceil(K / 128)] (block), each
+    amax / 448 over what it scales."""
+    w = (torch.rand(e, n, k, device=device) * 2 - 1) * (3.0 / k) ** 0.5
+    if kind == "tensor":
+        s = w.abs().amax(dim=(1, 2)) / E4M3_MAX
+        full = s[:, None, None]
+    elif kind == "channel":
+        s = w.abs().amax(dim=2) / E4M3_MAX
+        full = s[:, :, None]
+    else:
+        nb, kb = -(-n // 128), -(-k // 128)
+        padded = torch.nn.functional.pad(w.abs(), (0, kb * 128 - k, 0, nb * 128 - n))
+        s = padded.view(e, nb, 128, kb, 128).amax(dim=(2, 4)) / E4M3_MAX
+        full = s.repeat_interleave(128, 1)[:, :n].repeat_interleave(128, 2)[:, :, :k]
+    s = torch.where(s > 0, s, torch.ones_like(s))
+    q = (w / torch.where(full > 0, full, torch.ones_like(full))).clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn)
+    return q, s.float().contiguous()
+
+
 def _experts(precision, e, h, i):
-    """(w1, w2, prepared or None, checkpoint bytes per expert) for a precision."""
+    """(w1, w2, the op's extra keyword arguments, checkpoint bytes per expert) for a precision."""
     if precision == "bf16":
         w1, w2 = _uniform((e, 2 * i, h), h), _uniform((e, h, i), i)
-        return w1, w2, None, (w1.numel() + w2.numel()) * 2 / e
+        return w1, w2, {}, (w1.numel() + w2.numel()) * 2 / e
+    if precision in _FP8:
+        kind = _FP8[precision]
+        q1, s1 = fp8_projection(e, 2 * i, h, kind)
+        q2, s2 = fp8_projection(e, h, i, kind)
+        qc = dict(format="fp8", w1_scale=s1, w2_scale=s2)
+        if kind == "channel":
+            qc["per_act_token_quant"] = True
+        if kind == "block":
+            qc["block_shape"] = [128, 128]
+        nbytes = (q1.numel() + q2.numel() + 4 * (s1.numel() + s2.numel())) / e
+        return q1, q2, {"quant_config": qc}, nbytes
     bits = {"w4a16": 4, "w8a16": 8}[precision]
     words = 32 // bits
 
@@ -123,7 +163,7 @@ def _experts(precision, e, h, i):
     prepared = fusedmoe.prepare_weights(q1, q2, qc)
     nbytes = sum(t.numel() * t.element_size() for t in (q1, s1, q2, s2)) / e
     del q1, q2
-    return None, None, prepared, nbytes
+    return None, None, {"prepared": prepared}, nbytes
 
 
 def _cpp_rows(path, precision):
@@ -138,7 +178,7 @@ def main(argv=None):
     p.add_argument("--shapes-file", default=os.environ.get("FUSEDMOE_SHAPES", "shapes/models.json"))
     p.add_argument("--shape", default="")
     p.add_argument("--m", default="", help="batch sizes (default: the shapes file's, up to 4096, as the C++ tool)")
-    p.add_argument("--precision", default="bf16", choices=["bf16", "w4a16", "w8a16"])
+    p.add_argument("--precision", default="bf16", choices=["bf16", "w4a16", "w8a16"] + list(_FP8))
     p.add_argument("--compare", default="", help="the C++ tool's CSV of the same precision")
     p.add_argument("--seconds", type=float, default=0.05, help="timed runs per point, as the C++ tool's --seconds")
     p.add_argument("--no-loop", action="store_true", help="skip the per-expert loop peer")
@@ -157,7 +197,7 @@ def main(argv=None):
     for name in names:
         s = shapes[name]
         e, h, i, k = s["E"], s["H"], s["I"], s["topk"]
-        w1, w2, prepared, expert_bytes = _experts(args.precision, e, h, i)
+        w1, w2, extra, expert_bytes = _experts(args.precision, e, h, i)
         renorm, scoring, n_group, topk_group, scaling, on_input, use_bias = _ROUTING.get(
             name, (True, "softmax", 0, 0, 1.0, False, False))
         # DeepSeek-V3's correction bias drawn as the C++ tool draws it: 0.1 N(0, 1) per expert.
@@ -168,13 +208,13 @@ def main(argv=None):
             weights, ids = fusedmoe.route_topk(logits, k, renormalize=renorm, scoring_func=scoring,
                                                num_expert_group=n_group, topk_group=topk_group,
                                                e_score_correction_bias=bias, routed_scaling_factor=scaling)
-            ours = _time_us(lambda: fusedmoe.fused_experts(x, w1, w2, weights, ids, prepared=prepared,
+            ours = _time_us(lambda: fusedmoe.fused_experts(x, w1, w2, weights, ids, **extra,
                                                            apply_router_weight_on_input=on_input), flush,
                             args.seconds)
             hit = torch.unique(ids).numel()
             tbs = (hit * expert_bytes + 2.0 * m * h * 2) / ours / 1e6
             gmm_s, gmm_x = f"{'-':>11s}", f"{'-':>8s}"
-            if prepared is None:
+            if args.precision == "bf16":
                 try:
                     gmm = _time_us(lambda: _grouped_mm_layer(x, w1, w2, weights, ids), flush, args.seconds)
                     gmm_s, gmm_x = f"{gmm:11.1f}", f"{gmm / ours:7.2f}x"
@@ -182,7 +222,7 @@ def main(argv=None):
                     gmm_s = f"{'n/a':>11s}"
                     print(f"  grouped_mm: {str(err).splitlines()[0][:100]}")
             loop_s, loop_x = f"{'-':>10s}", f"{'-':>8s}"
-            if not args.no_loop and prepared is None:
+            if not args.no_loop and args.precision == "bf16":
                 counts = torch.bincount(ids.reshape(-1).long(), minlength=e).tolist()
                 loop = _time_us(lambda: _loop_layer(x, w1, w2, weights, ids.long(), counts), flush, args.seconds,
                                 graph=False)
@@ -194,7 +234,7 @@ def main(argv=None):
             elif cpp:
                 line += f" {'-':>9s} {'-':>8s} {'-':>7s}"
             print(line, flush=True)
-        del w1, w2, prepared
+        del w1, w2, extra
         torch.cuda.empty_cache()
 
 
