@@ -57,6 +57,9 @@ _FP8_WEIGHTS = {"tensor": 1, "channel": 2, "block": 3}  # fusedmoe::WeightFormat
 _FP8_ACTS = {"per_tensor_dynamic": 1, "per_tensor_static": 2, "per_token": 3, "per_group": 4}  # fusedmoe::ActQuant
 
 
+_FP8_TENSORS = ("w1_scale", "w2_scale", "a1_scale", "a2_scale")
+
+
 def _is_fp8(qc: Optional[dict]) -> bool:
     return qc is not None and qc.get("format") == "fp8"
 
@@ -223,7 +226,7 @@ def fused_moe(hidden_states: torch.Tensor, router_logits: torch.Tensor, w1: torc
 class FusedMoE(torch.nn.Module):
     """An MoE layer's experts and routing: forward(hidden_states [.., H], router_logits [.., E]).
     Dense weights live in ``w13_weight``/``w2_weight``; ``load_weights`` loads a checkpoint's
-    dense or GPTQ/AWQ/moe_wna16 tensors."""
+    dense, GPTQ/AWQ/moe_wna16 or FP8 tensors."""
 
     def __init__(self, num_experts: int, topk: int, hidden_size: int, intermediate_size: int, *,
                  renormalize: bool = False, use_grouped_topk: bool = False, num_expert_group: Optional[int] = None,
@@ -253,12 +256,31 @@ class FusedMoE(torch.nn.Module):
         self.experts_shape = (num_experts, hidden_size, intermediate_size)  # (E, H, I)
         self.quant: Optional[List[int]] = None  # set with the prepared storage by load_weights
         self.register_buffer("prepared_storage", None)
+        self.fp8_options: Optional[dict] = None  # FP8: quant_config without its tensors (buffers fp8_*)
 
     def load_weights(self, w13: torch.Tensor, w2: torch.Tensor, quant_config: Optional[dict] = None) -> None:
         """Loads the experts from a checkpoint's tensors. Dense (``quant_config`` None): w13
         [E, 2I, H] and w2 [E, H, I] are copied into ``w13_weight``/``w2_weight``. Weight-only
         int4/int8: the packed ``qweight`` tensors and ``quant_config`` as in ``prepare_weights``,
-        converted once into the ``prepared_storage`` buffer; the dense parameters are dropped."""
+        converted once into the ``prepared_storage`` buffer; the dense parameters are dropped.
+        FP8 (``format="fp8"``, as in ``fused_experts``): the e4m3 tensors become ``w13_weight``
+        and ``w2_weight``, the scales the buffers ``fp8_w1_scale`` ... ``fp8_a2_scale``."""
+        if _is_fp8(quant_config):
+            e, h, i = self.experts_shape
+            for name, t, want in (("w13", w13, (e, 2 * i, h)), ("w2", w2, (e, h, i))):
+                if t.dtype != torch.float8_e4m3fn or tuple(t.shape) != want:
+                    raise ValueError(f"fusedmoe: FusedMoE.load_weights: {name}: expected float8_e4m3fn {list(want)}, "
+                                     f"got {t.dtype} {list(t.shape)}")
+            _fp8_args(w13, quant_config)  # argument errors now, not at the first forward
+            self.w13_weight = torch.nn.Parameter(w13.contiguous(), requires_grad=False)
+            self.w2_weight = torch.nn.Parameter(w2.contiguous(), requires_grad=False)
+            for name in _FP8_TENSORS:
+                value = quant_config.get(name)
+                self.register_buffer("fp8_" + name, None if value is None else value.contiguous())
+            self.fp8_options = {k: v for k, v in quant_config.items() if k not in _FP8_TENSORS}
+            self.prepared_storage = None
+            self.quant = None
+            return
         if quant_config is None:
             with torch.no_grad():
                 if self.w13_weight is None:
@@ -281,10 +303,14 @@ class FusedMoE(torch.nn.Module):
         shape = hidden_states.shape
         x = hidden_states.reshape(-1, shape[-1])
         prepared = None if self.quant is None else PreparedWeights(None, None, self.prepared_storage, self.quant)
+        quant_config = None
+        if self.fp8_options is not None:
+            quant_config = dict(self.fp8_options, **{name: getattr(self, "fp8_" + name) for name in _FP8_TENSORS})
         out = fused_moe(x, router_logits.reshape(x.shape[0], -1), self.w13_weight, self.w2_weight, self.topk,
                         self.renormalize, use_grouped_topk=self.use_grouped_topk,
                         num_expert_group=self.num_expert_group, topk_group=self.topk_group,
                         scoring_func=self.scoring_func, e_score_correction_bias=self.e_score_correction_bias,
                         routed_scaling_factor=self.routed_scaling_factor, activation=self.activation,
-                        apply_router_weight_on_input=self.apply_router_weight_on_input, prepared=prepared)
+                        apply_router_weight_on_input=self.apply_router_weight_on_input, quant_config=quant_config,
+                        prepared=prepared)
         return out.reshape(shape)

@@ -161,3 +161,26 @@ def test_bad_fp8_arguments_name_the_argument():
         fusedmoe.fused_experts(x, p13.q, p2.q, w, ids, quant_config=dict(qc, w1_scale=qc["w1_scale"][:, :1].contiguous()))
     with pytest.raises(RuntimeError, match=r"w13.weight: expected fp8_e4m3"):
         fusedmoe.fused_experts(x, p13.q.float(), p2.q, w, ids, quant_config=qc)
+
+
+def test_fused_moe_module_holds_fp8_weights():
+    """FusedMoE loaded from e4m3 tensors (DeepSeek blocks): eager and torch.compile(fullgraph=True)
+    against the reference; the scales are buffers of the module; wrong weights are named."""
+    import fusedmoe
+    e, h, i, topk = 16, 512, 256, 4
+    p13, p2, qc, mode, _, _ = make_case("block_per_group", e, h, i)
+    layer = fusedmoe.FusedMoE(e, topk, h, i, renormalize=True, device="cuda")
+    layer.load_weights(p13.q, p2.q, qc)
+    assert layer.w13_weight.dtype == torch.float8_e4m3fn
+    assert "fp8_w1_scale" in dict(layer.named_buffers())
+    x = torch.randn(3, 5, h, device="cuda").bfloat16()
+    logits = torch.randn(15, e, device="cuda")
+    w, ids = route_ref(logits, topk, renormalize=True)
+
+    def ref(rounded):
+        return fp8_layer_ref(x.reshape(15, h), p13, p2, w, ids, mode, gate_up_rounded=rounded).reshape(x.shape)
+
+    assert_close_on_path(layer(x, logits), ref, "auto")
+    assert_close_on_path(torch.compile(layer, fullgraph=True)(x, logits), ref, "auto")
+    with pytest.raises(ValueError, match=r"w13: expected float8_e4m3fn \[16, 512, 512\], got torch.bfloat16"):
+        fusedmoe.FusedMoE(e, topk, h, i, device="cuda").load_weights(p13.q.bfloat16(), p2.q, qc)
