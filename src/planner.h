@@ -41,9 +41,11 @@ bool kernel_family_available(KernelFamily family);
 /// Dense (bf16/fp16): crossover between r = 2 and 4 on Mixtral, Qwen2, Qwen3 (r = 4: swapped
 /// 739 / 248 / 324 us vs small_m 775 / 257 / 342), between 4 and 8 on Scout (r = 4: 160 vs
 /// 155), between 1 and 2 on DeepSeek-V3 TP8 (I 256; r = 2: 404 vs 475).
-/// FP8 per-tensor / per-channel: between 4 and 8 (r = 4: Qwen3 241 vs 201, Qwen2 193 vs 166;
-/// r = 8: Qwen2 195 vs 222), between 2 and 4 on DeepSeek-V3 TP8 (r = 2: 337 vs 322; r = 4:
-/// 382 vs 441). FP8 128x128 blocks: the block-scale GEMV wins only at a few pairs on the small
+/// FP8 per-tensor / per-channel (epilogue-scaled grouped GEMMs, PERF.md v15, per-channel):
+/// at r = 4 swapped wins on the large experts (Mixtral 428 vs 477 us, Scout 117 vs 122) and
+/// loses on the small ones (Qwen3 214 vs 201, Qwen2 174 vs 166; the sum of the four 3% lower
+/// from r = 4), at r = 2 small_m or a tie everywhere (Scout 108 vs 104, DeepSeek-V3 TP8 317
+/// vs 321, Mixtral 367 vs 369), at r = 8 swapped (Qwen2 176 vs 222). FP8 128x128 blocks: the block-scale GEMV wins only at a few pairs on the small
 /// experts (DeepSeek M = 1-4: 97 / 120 / 145 vs 116 / 126 / 149; Scout M = 1-2) and loses
 /// everywhere on Mixtral (M = 1: 294 vs 268), so from 16 pairs on the grouped path; always
 /// fp8_gemv for other block shapes (fp8_grouped_supports).
@@ -63,7 +65,7 @@ struct PathRule {
 inline constexpr int64_t kSmallInter = 256;
 inline constexpr int64_t kSwapMaxRows = 48;
 inline constexpr PathRule kDensePathRule{4, 2, 0};
-inline constexpr PathRule kFp8PathRule{6, 4, 0};
+inline constexpr PathRule kFp8PathRule{4, 4, 0};
 inline constexpr PathRule kFp8BlockPathRule{0, 0, 16};
 inline constexpr PathRule kIntegerPathRule{48, 48, 0};
 /// The rule choose_path applies to these weights (the table above).

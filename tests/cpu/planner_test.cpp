@@ -197,7 +197,7 @@ TEST(Planner, Fp8PathByRowsPerExpertAndScaling) {
   QuantParams q;
   q.format = WeightFormat::kFP8PerChannel;
   q.act_quant = ActQuant::kPerToken;
-  // Per-tensor / per-channel: fp8_gemv below 6 rows per active expert (4 with inter <= 256).
+  // Per-tensor / per-channel: fp8_gemv below 4 rows per active expert (inter <= 256 too).
   EXPECT_EQ(choose_path(q, 8 * (kFp8PathRule.rows - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
   EXPECT_EQ(choose_path(q, 8 * kFp8PathRule.rows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
   EXPECT_EQ(choose_path(q, 256 * 2, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);  // DeepSeek M = 64
