@@ -67,97 +67,145 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
-// One warp per row: for each span (the row, or each group of it) the amax (unless the scale
-// is the tensor's), then the quantized values.
-template <typename T>
-__global__ void fp8_quantize_kernel(Fp8QuantParams p) {
-  const int lane = threadIdx.x & 31;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + (threadIdx.x >> 5);
-  const int64_t live = p.live_rows != nullptr ? min(p.rows, *p.live_rows) : p.rows;
-  float tensor_s = 1.0f;
-  if (p.kind == Fp8ActScale::kTensor) {
-    tensor_s = p.tensor_scale != nullptr ? *p.tensor_scale : dynamic_scale(*p.amax);
-    if (blockIdx.x == 0 && threadIdx.x == 0 && p.scales != nullptr && p.out_kind == Fp8QuantOut::kF16Values) {
-      p.scales[0] = tensor_s;
-    }
+constexpr int kQuantThreads = 256;
+
+// Where row's scale of 128-column block kb goes in kE4M3Grouped's layout: sfa0 + kb * stride
+// ([kb][rows_e] within its expert's stretch of the scales; sm90_grouped_gemm.cuh's SFA).
+__device__ __forceinline__ void grouped_scale_slot(const Fp8QuantParams& p, int64_t row, int64_t* sfa0,
+                                                   int64_t* stride) {
+  int lo = 0, hi = p.num_experts;  // the expert e with offsets[e] <= row < offsets[e + 1]
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (p.expert_offsets[mid] <= row) lo = mid; else hi = mid;
   }
-  if (row >= live) return;
-  const int64_t span = p.kind == Fp8ActScale::kGroup ? p.group : p.cols;
-  const int64_t spans = (p.cols + span - 1) / span;
-  const uint4* in = reinterpret_cast<const uint4*>(static_cast<const T*>(p.in) + row * p.cols);
-  // kE4M3Grouped: the row's scale per 128-column block, [kb][rows_e] within its expert's
-  // stretch of the scales (sm90_grouped_gemm.cuh's SFA), written for every kind.
-  int64_t sfa0 = 0, sfa_stride = 0;
-  const int64_t kbs = (p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
-  if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
-    int lo = 0, hi = p.num_experts;  // the expert e with offsets[e] <= row < offsets[e + 1]
-    while (hi - lo > 1) {
-      const int mid = (lo + hi) / 2;
-      if (p.expert_offsets[mid] <= row) lo = mid; else hi = mid;
-    }
-    const int64_t row0 = p.expert_offsets[lo];
-    sfa_stride = p.expert_offsets[lo + 1] - row0;
-    sfa0 = row0 * kbs + (row - row0);
-    if (p.kind != Fp8ActScale::kGroup) {
-      float s = tensor_s;
-      if (p.kind == Fp8ActScale::kRow) {
-        float m = 0.0f;
-        for (int64_t v = lane; v < p.cols / kVec; v += 32) {
-          float f[kVec];
-          Elem<T>::unpack(in[v], f);
+  const int64_t row0 = p.expert_offsets[lo];
+  *stride = p.expert_offsets[lo + 1] - row0;
+  *sfa0 = row0 * ((p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock) + (row - row0);
+}
+
+// Vector v (8 columns) of the row quantized with scale s: 8 e4m3 bytes or 8 fp16 holding them.
+__device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t row, int64_t v,
+                                                const float (&f)[kVec], float s) {
+  uint32_t o[4];
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(f[j]));
-        }
-        s = dynamic_scale(warp_max(m));
-        tensor_s = s;  // the row's scale for the values below
-      }
-      for (int64_t kb = lane; kb < kbs; kb += 32) p.scales[sfa0 + kb * sfa_stride] = s;
+  for (int j = 0; j < kVec; j += 2) {
+    const __nv_fp8_storage_t q0 = __nv_cvt_float_to_fp8(f[j] / s, __NV_SATFINITE, __NV_E4M3);
+    const __nv_fp8_storage_t q1 = __nv_cvt_float_to_fp8(f[j + 1] / s, __NV_SATFINITE, __NV_E4M3);
+    if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
+      const uint32_t two = static_cast<uint32_t>(q0) | (static_cast<uint32_t>(q1) << 8);
+      if (j % 4 == 0) o[j / 4] = two; else o[j / 4] |= two << 16;
+    } else {
+      const __half_raw h0 = __nv_cvt_fp8_to_halfraw(q0, __NV_E4M3);
+      const __half_raw h1 = __nv_cvt_fp8_to_halfraw(q1, __NV_E4M3);
+      o[j / 2] = static_cast<uint32_t>(h0.x) | (static_cast<uint32_t>(h1.x) << 16);
     }
   }
-  for (int64_t sp = 0; sp < spans; ++sp) {
-    const int64_t v0 = sp * span / kVec;
-    const int64_t v1 = min(p.cols, (sp + 1) * span) / kVec;
-    float s = tensor_s;
-    if (p.kind == Fp8ActScale::kGroup || (p.kind == Fp8ActScale::kRow && p.out_kind != Fp8QuantOut::kE4M3Grouped)) {
-      float m = 0.0f;
-      for (int64_t v = v0 + lane; v < v1; v += 32) {
+  if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
+    reinterpret_cast<uint2*>(static_cast<uint8_t*>(p.out) + row * p.cols)[v] = make_uint2(o[0], o[1]);
+  } else {
+    reinterpret_cast<uint4*>(static_cast<uint16_t*>(p.out) + row * p.cols)[v] = make_uint4(o[0], o[1], o[2], o[3]);
+  }
+}
+
+__device__ __forceinline__ int64_t live_row_count(const Fp8QuantParams& p) {
+  return p.live_rows != nullptr ? min(p.rows, *p.live_rows) : p.rows;
+}
+
+// Per-group and per-tensor scales: a team of `team` lanes quantizes `per_team` consecutive
+// spans of a row (a span: a group, or 128 columns of a per-tensor row), one 16-byte vector
+// per lane and pass. The launcher picks per_team so that the teams about fill the GPU once: 1
+// at decode sizes (a row spread over as many teams as it has spans: one warp per row took
+// 58 us for DeepSeek-V3's 7168 columns in 56 serial groups), more for many rows (the expert
+// lookup of kE4M3Grouped once per team, not per span). team: the span's vectors when they
+// divide 32, else 32 (a loop).
+template <typename T>
+__global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8QuantParams p, int64_t span, int team,
+                                                                           int64_t per_team) {
+  const int lane = threadIdx.x & 31;
+  const int64_t t = (static_cast<int64_t>(blockIdx.x) * (kQuantThreads / 32) + (threadIdx.x >> 5)) * (32 / team) + lane / team;
+  const int tl = lane % team;
+  const int64_t spans = (p.cols + span - 1) / span;
+  const int64_t teams_per_row = (spans + per_team - 1) / per_team;
+  const int64_t row = t / teams_per_row, sp0 = t % teams_per_row * per_team;
+  const bool group = p.kind == Fp8ActScale::kGroup;
+  const bool grouped_out = p.out_kind == Fp8QuantOut::kE4M3Grouped;
+  float tensor_s = 1.0f;
+  if (!group) {
+    tensor_s = p.tensor_scale != nullptr ? *p.tensor_scale : dynamic_scale(*p.amax);
+    if (blockIdx.x == 0 && threadIdx.x == 0 && p.scales != nullptr && !grouped_out) p.scales[0] = tensor_s;
+  }
+  const bool active = row < live_row_count(p);
+  int64_t sfa0 = 0, stride = 0;
+  if (active && grouped_out && tl == 0) grouped_scale_slot(p, row, &sfa0, &stride);
+  const uint4* in = reinterpret_cast<const uint4*>(static_cast<const T*>(p.in) + (active ? row : 0) * p.cols);
+  // The same trip count on every lane: the shuffles below need the whole warp.
+  for (int64_t i = 0; i < per_team; ++i) {
+    const int64_t sp = sp0 + i;
+    const bool valid = active && sp < spans;
+    const int64_t v0 = sp * span / kVec, v1 = valid ? min(p.cols, (sp + 1) * span) / kVec : v0;
+    float m = 0.0f;
+    if (group) {
+      for (int64_t v = v0 + tl; v < v1; v += team) {
         float f[kVec];
         Elem<T>::unpack(in[v], f);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(f[j]));
       }
-      s = dynamic_scale(warp_max(m));
-      if (lane == 0) {
-        if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
-          p.scales[sfa0 + sp * sfa_stride] = s;  // kGroup: group = kFp8ScaleBlock
-        } else {
-          p.scales[row * spans + sp] = s;
-        }
-      }
+      for (int off = team / 2; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
     }
-    for (int64_t v = v0 + lane; v < v1; v += 32) {
+    if (!valid) continue;
+    const float s = group ? dynamic_scale(m) : tensor_s;
+    if (tl == 0 && grouped_out) {
+      p.scales[sfa0 + sp * stride] = s;  // span = kFp8ScaleBlock: sp is the block
+    } else if (tl == 0 && group) {
+      p.scales[row * spans + sp] = s;
+    }
+    for (int64_t v = v0 + tl; v < v1; v += team) {
       float f[kVec];
       Elem<T>::unpack(in[v], f);
-      uint32_t o[4];
-#pragma unroll
-      for (int j = 0; j < kVec; j += 2) {
-        const __nv_fp8_storage_t q0 = __nv_cvt_float_to_fp8(f[j] / s, __NV_SATFINITE, __NV_E4M3);
-        const __nv_fp8_storage_t q1 = __nv_cvt_float_to_fp8(f[j + 1] / s, __NV_SATFINITE, __NV_E4M3);
-        if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
-          const uint32_t two = static_cast<uint32_t>(q0) | (static_cast<uint32_t>(q1) << 8);
-          if (j % 4 == 0) o[j / 4] = two; else o[j / 4] |= two << 16;
-        } else {
-          const __half_raw h0 = __nv_cvt_fp8_to_halfraw(q0, __NV_E4M3);
-          const __half_raw h1 = __nv_cvt_fp8_to_halfraw(q1, __NV_E4M3);
-          o[j / 2] = static_cast<uint32_t>(h0.x) | (static_cast<uint32_t>(h1.x) << 16);
-        }
-      }
-      if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {  // 8 e4m3 bytes
-        reinterpret_cast<uint2*>(static_cast<uint8_t*>(p.out) + row * p.cols)[v] = make_uint2(o[0], o[1]);
-      } else {  // 8 fp16
-        reinterpret_cast<uint4*>(static_cast<uint16_t*>(p.out) + row * p.cols)[v] = make_uint4(o[0], o[1], o[2], o[3]);
-      }
+      store_quantized(p, row, v, f, s);
     }
+  }
+}
+
+// Per-row scales: kRowThreads threads per row (256: a CTA, the row's amax reduced through
+// shared memory, for few rows; 32: a warp, for many), the amax, then the row's values.
+template <typename T, int kRowThreads>
+__global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p) {
+  static_assert(kRowThreads == 32 || kRowThreads == kQuantThreads, "a warp or the CTA per row");
+  __shared__ float s_max[kQuantThreads / 32];
+  const int tid = threadIdx.x % kRowThreads;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (kQuantThreads / kRowThreads) + threadIdx.x / kRowThreads;
+  if (row >= live_row_count(p)) return;  // uniform over the row's threads (a warp or the CTA)
+  const int64_t vecs = p.cols / kVec;
+  const uint4* in = reinterpret_cast<const uint4*>(static_cast<const T*>(p.in) + row * p.cols);
+  float m = 0.0f;
+  for (int64_t v = tid; v < vecs; v += kRowThreads) {
+    float f[kVec];
+    Elem<T>::unpack(in[v], f);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(f[j]));
+  }
+  m = warp_max(m);
+  if constexpr (kRowThreads > 32) {
+    if ((threadIdx.x & 31) == 0) s_max[threadIdx.x >> 5] = m;
+    __syncthreads();
+#pragma unroll
+    for (int w = 0; w < kRowThreads / 32; ++w) m = fmaxf(m, s_max[w]);
+  }
+  const float s = dynamic_scale(m);
+  if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {  // the row's scale for each of its blocks
+    int64_t sfa0 = 0, stride = 0;
+    grouped_scale_slot(p, row, &sfa0, &stride);
+    const int64_t kbs = (p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
+    for (int64_t kb = tid; kb < kbs; kb += kRowThreads) p.scales[sfa0 + kb * stride] = s;
+  } else if (tid == 0) {
+    p.scales[row] = s;
+  }
+  for (int64_t v = tid; v < vecs; v += kRowThreads) {
+    float f[kVec];
+    Elem<T>::unpack(in[v], f);
+    store_quantized(p, row, v, f, s);
   }
 }
 
@@ -414,12 +462,40 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
     return cudaErrorInvalidValue;
   }
   if (p.rows == 0) return cudaSuccess;
-  constexpr int kRowsPerCta = 8;
-  const unsigned blocks = static_cast<unsigned>((p.rows + kRowsPerCta - 1) / kRowsPerCta);
-  if (p.elem == ElemType::kBF16) {
-    fp8_quantize_kernel<__nv_bfloat16><<<blocks, 32 * kRowsPerCta, 0, stream>>>(p);
+  constexpr int64_t kMaxBlocks = 0x7fffffff;
+  // Threads the H100/H200 hold at once (132 SMs x 2048): the mappings below spread a few rows
+  // over about this many threads and give many rows fewer threads each.
+  constexpr int64_t kResidentThreads = 132 * 2048;
+  const bool bf16 = p.elem == ElemType::kBF16;
+  if (p.kind == Fp8ActScale::kRow) {
+    const bool cta_per_row = p.rows * kQuantThreads <= kResidentThreads;
+    const int64_t blocks = cta_per_row ? p.rows : (p.rows + kQuantThreads / 32 - 1) / (kQuantThreads / 32);
+    if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
+    const unsigned grid = static_cast<unsigned>(blocks);
+    if (bf16) {
+      cta_per_row ? fp8_quantize_rows_kernel<__nv_bfloat16, kQuantThreads><<<grid, kQuantThreads, 0, stream>>>(p)
+                  : fp8_quantize_rows_kernel<__nv_bfloat16, 32><<<grid, kQuantThreads, 0, stream>>>(p);
+    } else {
+      cta_per_row ? fp8_quantize_rows_kernel<__half, kQuantThreads><<<grid, kQuantThreads, 0, stream>>>(p)
+                  : fp8_quantize_rows_kernel<__half, 32><<<grid, kQuantThreads, 0, stream>>>(p);
+    }
+    return cudaGetLastError();
+  }
+  // Spans: the groups, or 128 columns per span for a per-tensor scale (kE4M3Grouped's block).
+  const int64_t span = p.kind == Fp8ActScale::kGroup ? p.group : kFp8ScaleBlock;
+  const int64_t span_vecs = span / kVec;
+  const int team = span_vecs <= 32 && 32 % span_vecs == 0 ? static_cast<int>(span_vecs) : 32;
+  const int64_t spans = std::max<int64_t>(1, (p.cols + span - 1) / span);
+  const int64_t per_team = std::min(spans, std::max<int64_t>(1, p.rows * spans * team / kResidentThreads));
+  const int64_t teams = p.rows * ((spans + per_team - 1) / per_team);
+  const int64_t teams_per_cta = kQuantThreads / 32 * (32 / team);
+  const int64_t blocks = (teams + teams_per_cta - 1) / teams_per_cta;
+  if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
+  const unsigned grid = static_cast<unsigned>(blocks);
+  if (bf16) {
+    fp8_quantize_spans_kernel<__nv_bfloat16><<<grid, kQuantThreads, 0, stream>>>(p, span, team, per_team);
   } else {
-    fp8_quantize_kernel<__half><<<blocks, 32 * kRowsPerCta, 0, stream>>>(p);
+    fp8_quantize_spans_kernel<__half><<<grid, kQuantThreads, 0, stream>>>(p, span, team, per_team);
   }
   return cudaGetLastError();
 }
