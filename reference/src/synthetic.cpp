@@ -108,25 +108,43 @@ void put_fp8_expert(Checkpoint* ck, const std::string& p, const QuantParams& q, 
   put_expert(ck->find(p + ".scales"), e, s);
 }
 
+// The magnitude of row r of expert e's projection p: experts and rows at different scales, as
+// in trained checkpoints, so that a kernel applying one expert's or one row's scale (FP8
+// per-tensor, per-channel) to another fails the comparison; with equal magnitudes the scales
+// were equal to six digits and such a mix-up passed. w13 rows x f_e x g_r, w2 rows x g_r / f_e^2
+// (f_e = 2^((e mod 5 - 2) / 4), 0.71..1.41; g_r 0.8, 1, 1.25 by r mod 3): the layer's output
+// stays on one order for every expert.
+double weight_magnitude(const std::string& p, int64_t e, int64_t r) {
+  const double f = std::exp2(static_cast<double>(e % 5 - 2) / 4.0);
+  const double g = r % 3 == 0 ? 1.0 : (r % 3 == 1 ? 0.8 : 1.25);
+  return p == "w2" ? g / (f * f) : g * f;
+}
+
 // One projection of one expert.
 void fill_projection(Checkpoint* ck, const std::string& p, const QuantParams& q, DType act, int64_t e,
                      int64_t n, int64_t k, uint64_t seed) {
   Rng rng(seed);
   const double inv_sqrt_k = 1.0 / std::sqrt(static_cast<double>(k));
-  // Weight values: uniform with variance 1/K (a tenth of the cost of normals, which matters
-  // at billions of values); zero mean and unit-variance rows, like trained weights.
+  // Weight values: uniform with variance 1/K times weight_magnitude^2 (uniform: a tenth of the
+  // cost of normals, which matters at billions of values); zero mean, like trained weights.
   const double half_width = std::sqrt(3.0) * inv_sqrt_k;
   ByteBuffer* weight = ck->find(p + ".weight");
   switch (q.format) {
     case WeightFormat::kDense: {
-      for (int64_t i = 0; i < n * k; ++i) store_from_double(weight->data(), act, e * n * k + i, rng.uniform(-half_width, half_width));
+      for (int64_t r = 0; r < n; ++r) {
+        const double hw = half_width * weight_magnitude(p, e, r);
+        for (int64_t c = 0; c < k; ++c) store_from_double(weight->data(), act, (e * n + r) * k + c, rng.uniform(-hw, hw));
+      }
       return;
     }
     case WeightFormat::kFP8PerTensor:
     case WeightFormat::kFP8PerChannel:
     case WeightFormat::kFP8Block: {
       std::vector<float> w(static_cast<size_t>(n * k));
-      for (float& v : w) v = static_cast<float>(rng.uniform(-half_width, half_width));
+      for (int64_t r = 0; r < n; ++r) {
+        const double hw = half_width * weight_magnitude(p, e, r);
+        for (int64_t c = 0; c < k; ++c) w[r * k + c] = static_cast<float>(rng.uniform(-hw, hw));
+      }
       put_fp8_expert(ck, p, q, e, n, k, w);
       return;
     }

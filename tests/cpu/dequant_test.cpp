@@ -277,6 +277,35 @@ TEST(DequantErrors, GIdxOutOfRangeIsNamed) {
   EXPECT_EQ(st.message(), "w13.g_idx[0][5]: expected a group in 0..1, got 2");
 }
 
+// The synthetic weights put experts and rows at different magnitudes, so the FP8 scales of
+// neighbouring experts (per-tensor) and rows (per-channel) differ by more than 10%: a kernel
+// that applied one expert's or row's scale to another would fail its comparison.
+TEST(SyntheticWeights, ExpertsAndRowsAtDifferentScales) {
+  const ProblemShape s = make_shape(1, 256, 128, 5, 1);
+  Checkpoint dense;
+  ASSERT_TRUE(make_random_checkpoint(s, DType::kBF16, QuantParams(), 5, &dense).ok());
+  for (WeightFormat format : {WeightFormat::kFP8PerTensor, WeightFormat::kFP8PerChannel}) {
+    SCOPED_TRACE(to_string(format));
+    QuantParams q;
+    q.format = format;
+    q.act_quant = format == WeightFormat::kFP8PerTensor ? ActQuant::kPerTensorDynamic : ActQuant::kPerToken;
+    Checkpoint fp8;
+    ASSERT_TRUE(quantize_checkpoint(s, DType::kBF16, dense, q, &fp8).ok());
+    for (Projection which : {Projection::kW13, Projection::kW2}) {
+      const float* scales = static_cast<const float*>(which == Projection::kW13 ? fp8.weights.w13.scales
+                                                                                 : fp8.weights.w2.scales);
+      const int64_t rows = which == Projection::kW13 ? 2 * s.inter : s.hidden;
+      std::vector<float> v;  // per-tensor: experts 0..4; per-channel: rows 0..2 of expert 0
+      for (int64_t i = 0; i < (format == WeightFormat::kFP8PerTensor ? s.num_experts : 3); ++i) v.push_back(scales[i]);
+      ASSERT_LE(static_cast<int64_t>(v.size()), format == WeightFormat::kFP8PerTensor ? s.num_experts : rows);
+      for (size_t i = 1; i < v.size(); ++i) {
+        const double ratio = std::max(v[i], v[i - 1]) / std::min(v[i], v[i - 1]);
+        EXPECT_GT(ratio, 1.1) << "scales " << i - 1 << " and " << i << ": " << v[i - 1] << ", " << v[i];
+      }
+    }
+  }
+}
+
 // FP8 from dense weights: every weight within half an e4m3 step of the original (3 mantissa
 // bits: 2^-4 relative, or the subnormal step 2^-9 s), and the whole W8A8 layer (weights and
 // activations quantized) within the expected few percent of the bf16 layer, per scaling mode.
