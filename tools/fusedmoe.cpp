@@ -50,6 +50,7 @@ const char* kUsage =
     "                            explicit shape); also uniform, skewed, one_expert\n"
     "  --activation NAME         silu (default), gelu, gelu_tanh\n"
     "  --seed N                  random seed (default 1)\n"
+    "  --path P                  auto (default), small_m, grouped_gemm or grouped_swapped: force a path\n"
     "  --shapes-file PATH        default: $FUSEDMOE_SHAPES or the repository's shapes/models.json\n"
     "\n"
     "bench options:\n"
@@ -171,7 +172,7 @@ int cmd_shapes(const Args& args) {
 
 int cmd_check(const Args& args) {
   static const char* kKnown[] = {"shape", "E", "H", "I", "topk", "m", "precision", "routing",
-                                 "activation", "seed", "shapes-file"};
+                                 "activation", "seed", "shapes-file", "path"};
   for (const auto& kv : args.options) {
     bool known = false;
     for (const char* k : kKnown) known = known || kv.first == k;
@@ -235,6 +236,12 @@ int cmd_check(const Args& args) {
     else if (a != "silu") return usage_error("--activation: expected silu, gelu or gelu_tanh, got '" + a + "'");
   }
 
+  fm::KernelPath forced = fm::KernelPath::kAuto;
+  if (args.options.count("path")) {
+    const fm::Status path_st = fm::parse_kernel_path(args.options.at("path"), &forced);
+    if (!path_st.ok()) return usage_error("--" + path_st.message());
+  }
+
   fm::ProblemShape shape = spec.shape;
   shape.m = m;
   const std::string routing_mode = spec.routing.name;
@@ -242,10 +249,10 @@ int cmd_check(const Args& args) {
                                                                       : routing_mode == "one_expert" ? fusedmoe::ref::RoutingMode::kOneExpert
                                                                                                      : fusedmoe::ref::RoutingMode::kUniform)
                                                                     : fusedmoe::ref::RoutingMode::kRouter;
-  std::printf("check: shape %s (E=%d H=%lld I=%lld topk=%d) m=%lld precision %s routing %s seed %lld\n",
+  std::printf("check: shape %s (E=%d H=%lld I=%lld topk=%d) m=%lld precision %s routing %s seed %lld path %s\n",
               spec.name.c_str(), shape.num_experts, static_cast<long long>(shape.hidden),
               static_cast<long long>(shape.inter), shape.topk, static_cast<long long>(m), precision.name.c_str(),
-              routing_mode.c_str(), static_cast<long long>(seed));
+              routing_mode.c_str(), static_cast<long long>(seed), fm::to_string(forced));
 
   const auto t0 = std::chrono::steady_clock::now();
   // FP8: the weights quantized from dense ones (kept for the bf16 layer the error
@@ -273,6 +280,7 @@ int cmd_check(const Args& args) {
   fm::MoeArguments planned_args;
   planned_args.weights = &planned_weights;
   planned_args.inputs.shape = shape;
+  planned_args.path = forced;
   fm::KernelPath planned = fm::KernelPath::kAuto;
   st = fm::planned_path(planned_args, &planned);
   if (!st.ok()) return status_error(st);
@@ -332,7 +340,7 @@ int cmd_check(const Args& args) {
   ft::GpuLayer layer;
   st = layer.load_weights(shape, precision.act_dtype, checkpoint, nullptr);
   fusedmoe::ref::Routing given{data.topk_ids, data.topk_weights};
-  if (st.ok()) st = layer.set_inputs(data.inputs, data.inputs.router_logits ? nullptr : &given);
+  if (st.ok()) st = layer.set_inputs(data.inputs, data.inputs.router_logits ? nullptr : &given, forced);
   if (st.ok()) st = layer.run(nullptr);
   if (st.ok() && cudaDeviceSynchronize() != cudaSuccess) st = fm::Status(fm::StatusCode::kCudaError, "layer run failed");
   std::vector<double> got;
