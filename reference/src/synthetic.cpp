@@ -80,7 +80,7 @@ std::vector<int32_t> g_idx_from_order(const std::vector<int32_t>& perm, const Qu
 // (per-tensor: one block, per-channel: 1 x K rows, blocks of block_n x block_k), e4m3 codes of
 // w / s, in the checkpoint's tensors.
 void put_fp8_expert(Checkpoint* ck, const std::string& p, const QuantParams& q, int64_t e, int64_t n, int64_t k,
-                    const std::vector<float>& w) {
+                    const float* w) {
   const int64_t bn = q.format == WeightFormat::kFP8Block ? q.block_n : (q.format == WeightFormat::kFP8PerChannel ? 1 : n);
   const int64_t bk = q.format == WeightFormat::kFP8Block ? q.block_k : k;
   const int64_t nb = (n + bn - 1) / bn, kb = (k + bk - 1) / bk;
@@ -94,18 +94,27 @@ void put_fp8_expert(Checkpoint* ck, const std::string& p, const QuantParams& q, 
       s[i * kb + j] = fp8_dynamic_scale(amax);
     }
   }
-  std::vector<uint8_t> codes(static_cast<size_t>(n * k));
+  // The codes straight into the checkpoint's tensor (a temporary of n * k bytes per expert
+  // cost a page-faulted allocation each time).
+  uint8_t* codes = ck->find(p + ".weight")->data() + e * n * k;
   for (int64_t r = 0; r < n; ++r) {  // block by block: no divisions per element
     const float* scales = s.data() + (r / bn) * kb;
-    const float* wr = w.data() + r * k;
-    uint8_t* cr = codes.data() + r * k;
+    const float* wr = w + r * k;
+    uint8_t* cr = codes + r * k;
     for (int64_t j = 0; j < kb; ++j) {
       const float scale = scales[j];
       for (int64_t c = j * bk; c < std::min(k, (j + 1) * bk); ++c) cr[c] = float_to_fp8e4m3(wr[c] / scale);
     }
   }
-  put_expert(ck->find(p + ".weight"), e, codes);
   put_expert(ck->find(p + ".scales"), e, s);
+}
+
+// A per-thread scratch of n floats, kept between experts (one n * k allocation per expert
+// page-faulted gigabytes in total on the bench shapes).
+float* fp8_scratch(int64_t n) {
+  thread_local std::vector<float> scratch;
+  if (scratch.size() < static_cast<size_t>(n)) scratch.resize(static_cast<size_t>(n));
+  return scratch.data();
 }
 
 // The magnitude of row r of expert e's projection p: experts and rows at different scales, as
@@ -140,7 +149,7 @@ void fill_projection(Checkpoint* ck, const std::string& p, const QuantParams& q,
     case WeightFormat::kFP8PerTensor:
     case WeightFormat::kFP8PerChannel:
     case WeightFormat::kFP8Block: {
-      std::vector<float> w(static_cast<size_t>(n * k));
+      float* w = fp8_scratch(n * k);
       for (int64_t r = 0; r < n; ++r) {
         const double hw = half_width * weight_magnitude(p, e, r);
         for (int64_t c = 0; c < k; ++c) w[r * k + c] = static_cast<float>(rng.uniform(-hw, hw));
@@ -319,7 +328,7 @@ Status quantize_checkpoint(const ProblemShape& shape, DType act_dtype, const Che
       const int64_t n = projection_rows(shape, which), k = projection_cols(shape, which);
       if (quant.format == WeightFormat::kFP8PerTensor || quant.format == WeightFormat::kFP8PerChannel ||
           quant.format == WeightFormat::kFP8Block) {
-        std::vector<float> w(static_cast<size_t>(n * k));
+        float* w = fp8_scratch(n * k);
         for (int64_t i = 0; i < n * k; ++i) w[i] = static_cast<float>(load_as_double(src, act_dtype, e * n * k + i));
         put_fp8_expert(out, to_string(which), quant, e, n, k, w);
       } else {

@@ -93,7 +93,7 @@ constexpr float kFP8E4M3Max = 448.0f;
 inline uint8_t float_to_fp8e4m3(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof(bits));
-  const uint8_t sign = (bits >> 31) ? 0x80u : 0x00u;
+  const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80u);
   const uint32_t mag = bits & 0x7fffffffu;
   if (mag > 0x7f800000u) return 0x7f;            // NaN
   if (mag >= 0x43e00000u) return sign | 0x7eu;    // >= 448 (and infinity): saturate
@@ -102,11 +102,12 @@ inline uint8_t float_to_fp8e4m3(float f) {
     std::memcpy(&a, &mag, sizeof(a));
     return sign | static_cast<uint8_t>(std::nearbyint(a * 512.0f));  // 8 rounds up to 0x08, the smallest normal
   }
-  // Normal: keep 3 of the 23 mantissa bits, rounding the 20 dropped ones to nearest even; a
-  // carry out of the mantissa moves into the exponent, as the bit layout makes it.
-  const uint32_t dropped = mag & 0xfffffu;
-  uint32_t kept = mag >> 20;  // exponent (8 bits) and 3 mantissa bits
-  if (dropped > 0x80000u || (dropped == 0x80000u && (kept & 1u))) ++kept;
+  // Normal: keep 3 of the 23 mantissa bits (and the 8 exponent bits), rounding the 20 dropped
+  // ones to nearest even without a branch: adding 0x7ffff plus the kept lsb carries into the
+  // kept bits exactly when the dropped part is above half, or half with an odd lsb (the old
+  // compare-and-increment, identical on all 2^32 floats; its branch mispredicted on random
+  // data). A carry out of the mantissa moves into the exponent, as the bit layout makes it.
+  const uint32_t kept = (mag + 0x7ffffu + ((mag >> 20) & 1u)) >> 20;
   // Rebias the exponent from 127 to 7: (e - 120) << 3 off the kept bits.
   return static_cast<uint8_t>(sign | (kept - (120u << 3)));
 }
