@@ -349,6 +349,26 @@ int cmd_check(const Args& args) {
     std::printf("gpu: %s\nresult: FAIL (%s)\n", kernel_note.c_str(), st.message().c_str());
     return kExitCheckFailed;
   }
+  // Per-tensor dynamic activations: the reference again on the GPU's two scales (see
+  // ref::with_static_act_scales), the scales compared with the reference's own.
+  if (precision.quant.act_quant == fm::ActQuant::kPerTensorDynamic) {
+    float gpu_scales[2], ref_scales[2];
+    st = layer.fp8_dynamic_scales(gpu_scales);
+    fusedmoe::ref::LayerOptions on_gpu_scales = ref_options;
+    on_gpu_scales.dynamic_act_scales = ref_scales;
+    if (st.ok()) {
+      st = fusedmoe::ref::run_layer(data.inputs, fusedmoe::ref::with_static_act_scales(checkpoint.weights, gpu_scales),
+                                    on_gpu_scales, &ref);
+    }
+    if (!st.ok()) return status_error(st);
+    std::printf("per-tensor dynamic scales: x gpu %.6e reference %.6e, intermediate gpu %.6e reference %.6e "
+                "(the reference below runs on the gpu's)\n",
+                gpu_scales[0], ref_scales[0], gpu_scales[1], ref_scales[1]);
+    if (gpu_scales[0] != ref_scales[0] || std::fabs(gpu_scales[1] / ref_scales[1] - 1.0f) > 0.05f) {
+      std::printf("result: FAIL (the per-tensor scales differ: x exactly equal, intermediate within 5%% expected)\n");
+      return kExitCheckFailed;
+    }
+  }
   const fusedmoe::ref::Comparison cmp = fusedmoe::ref::compare(ref, got, tol);
   std::printf("gpu: kernel %s\n", kernel_note.c_str());
   if (fp8) std::printf("fp8 vs the bf16 layer: gpu rel_l2 %.3e\n", rel_to_bf16(got));

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "fusedmoe_ref/numeric.h"
+#include "layer.h"
+#include "planner.h"
 
 namespace fusedmoe::tools {
 
@@ -99,6 +101,24 @@ Status GpuLayer::run(cudaStream_t stream) {
   Status st = cuda_status(cudaMemsetAsync(out_.get(), 0xff, out_.bytes(), stream), "cudaMemsetAsync");
   if (!st.ok()) return st;
   return fusedmoe::run(args_, workspace_.get(), workspace_.bytes(), stream);
+}
+
+Status GpuLayer::fp8_dynamic_scales(float (&scales)[2]) const {
+  KernelPath path = KernelPath::kAuto;
+  WorkspaceLayout ws;
+  Status st = layer_plan(args_, &path, &ws);
+  if (!st.ok()) return st;
+  const WorkspaceBuffer* amax = ws.find("amax");
+  if (amax == nullptr || workspace_.get() == nullptr) {
+    return Status(StatusCode::kInvalidArgument, "fp8_dynamic_scales: the layer is not FP8 (no amax in its workspace)");
+  }
+  float raw[2];
+  st = cuda_status(cudaMemcpy(raw, static_cast<const char*>(workspace_.get()) + amax->offset, sizeof(raw),
+                              cudaMemcpyDeviceToHost),
+                   "cudaMemcpy");
+  if (!st.ok()) return st;
+  for (int i = 0; i < 2; ++i) scales[i] = ref::fp8_dynamic_scale(raw[i]);
+  return Status();
 }
 
 Status GpuLayer::output(std::vector<double>* out) const {

@@ -44,6 +44,10 @@ class GpuLayer {
   Status run(cudaStream_t stream);
   /// The output, [m, hidden], as doubles (after the stream is synchronized).
   Status output(std::vector<double>* out) const;
+  /// FP8 layers: the per-tensor dynamic activation scales the last run computed (amax / 448 as
+  /// fp8_quantize takes it; [0] x's, [1] the intermediate's), read from the workspace after
+  /// the stream is synchronized.
+  Status fp8_dynamic_scales(float (&scales)[2]) const;
   const MoeArguments& args() const { return args_; }
   void* workspace() const { return workspace_.get(); }
   size_t workspace_bytes() const { return workspace_.bytes(); }

@@ -94,6 +94,14 @@ double apply_activation(Activation activation, double gate, double up) {
   return std::nan("");
 }
 
+MoeWeights with_static_act_scales(const MoeWeights& weights, const float* scales) {
+  MoeWeights w = weights;
+  w.quant.act_quant = ActQuant::kPerTensorStatic;
+  w.w13.input_scale = scales;
+  w.w2.input_scale = scales + 1;
+  return w;
+}
+
 float fp8_dynamic_scale(double amax) {
   const float s = static_cast<float>(amax) / kFP8E4M3Max;
   return s > 0.0f ? s : 1.0f;
@@ -180,12 +188,17 @@ Status run_layer(const MoeInputs& in, const MoeWeights& w, const LayerOptions& o
   }
   ActQuant x_mode = q.act_quant;
   float x_scale = 0.0f;
-  if (q.act_quant == ActQuant::kPerTensorDynamic) {  // amax over every token, not only the wanted ones
-    double amax = 0.0;
+  const bool fp8 = q.act_quant != ActQuant::kNone;
+  if (q.act_quant == ActQuant::kPerTensorDynamic || (fp8 && opt.dynamic_act_scales != nullptr)) {
+    double amax = 0.0;  // over every token, not only the wanted ones
     for (int64_t i = 0; i < s.m * H; ++i) amax = std::max(amax, std::fabs(load_as_double(in.x, in.act_dtype, i)));
-    x_mode = ActQuant::kPerTensorStatic;
-    x_scale = fp8_dynamic_scale(amax);
-  } else if (q.act_quant == ActQuant::kPerTensorStatic) {
+    if (opt.dynamic_act_scales != nullptr) opt.dynamic_act_scales[0] = fp8_dynamic_scale(amax);
+    if (q.act_quant == ActQuant::kPerTensorDynamic) {
+      x_mode = ActQuant::kPerTensorStatic;
+      x_scale = fp8_dynamic_scale(amax);
+    }
+  }
+  if (q.act_quant == ActQuant::kPerTensorStatic) {
     x_scale = w.w13.input_scale[0];
   }
   FUSEDMOE_RETURN_IF_ERROR(
@@ -236,6 +249,9 @@ Status run_layer(const MoeInputs& in, const MoeWeights& w, const LayerOptions& o
   // What the GPU stores between the GEMMs: the activation dtype, then (FP8) e4m3.
   if (opt.round_intermediate) {
     for (double& a : act) a = round_to(in.act_dtype, a);
+  }
+  if (fp8 && opt.dynamic_act_scales != nullptr) {
+    opt.dynamic_act_scales[1] = fp8_dynamic_scale(amax_of(act.data(), static_cast<int64_t>(act.size())));
   }
   if (q.act_quant != ActQuant::kNone) {
     const float a2_scale = q.act_quant == ActQuant::kPerTensorStatic ? w.w2.input_scale[0] : 0.0f;

@@ -87,7 +87,23 @@ struct LayerOptions {
   bool round_gate_up = false;
   /// Compute only these tokens' rows (sampled checks of large M); empty = all tokens.
   std::vector<int64_t> tokens;
+  /// FP8 layers: when not null, receives the scales per-tensor dynamic quantization takes
+  /// (amax / 448): [0] x's over every token, [1] the intermediate's before its quantization
+  /// (over the computed tokens' pairs), whatever act_quant the weights name; so a check can run
+  /// the reference on the GPU's own dynamic scales as static ones and compare the scales.
+  float* dynamic_act_scales = nullptr;
 };
+
+/// `weights` with per-tensor static activation scales `scales` ([0] x's, [1] the
+/// intermediate's; they must outlive the result) in place of per-tensor dynamic ones: the
+/// reference on the GPU's own dynamic scales. Per-tensor dynamic scaling hangs every e4m3
+/// rounding of a tensor on one amax element, which the FP8 tensor cores' accumulation can move
+/// across a bf16 rounding boundary (their partial sums keep about 14 bits between the fp32
+/// promotions every 128 k, as the DeepSeek-V3 report measured): a 1.5% different scale then
+/// decorrelates all of the intermediate's roundings from the reference's (`fusedmoe check`
+/// rel_l2 3.4e-2 on the H200 at E = 60, H = 2880, I = 1408, m = 255, seed 1, with the synthetic
+/// weights before 30512b4; a CPU emulation of the path with that accumulation reproduced it).
+MoeWeights with_static_act_scales(const MoeWeights& weights, const float* scales);
 
 /// The whole layer: routing (when inputs carry logits), align, GEMM1, activation, GEMM2 with
 /// routed weights, combine. `out` receives [rows, hidden] in fp64, rows = m or tokens.size().
