@@ -61,10 +61,24 @@ __global__ void fp8_amax_kernel(const T* in, int64_t rows, int64_t cols, const i
   if ((threadIdx.x & 31) == 0 && m != 0) atomicMax(amax_bits, m);
 }
 
-__device__ __forceinline__ float warp_max(float v) {
+// The max of v over aligned groups of `lanes` lanes (a power of two up to 32); every lane of
+// the warp takes part.
+__device__ __forceinline__ float lanes_max(float v, int lanes) {
 #pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+  for (int off = lanes / 2; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
   return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) { return lanes_max(v, 32); }
+
+// m folded with the largest |value| of one 16-byte vector of T.
+template <typename T>
+__device__ __forceinline__ float fold_amax(float m, const uint4& raw) {
+  float f[kVec];
+  Elem<T>::unpack(raw, f);
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(f[j]));
+  return m;
 }
 
 constexpr int kQuantThreads = 256;
@@ -145,13 +159,8 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
     const int64_t v0 = sp * span / kVec, v1 = valid ? min(p.cols, (sp + 1) * span) / kVec : v0;
     float m = 0.0f;
     if (group) {
-      for (int64_t v = v0 + tl; v < v1; v += team) {
-        float f[kVec];
-        Elem<T>::unpack(in[v], f);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(f[j]));
-      }
-      for (int off = team / 2; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+      for (int64_t v = v0 + tl; v < v1; v += team) m = fold_amax<T>(m, in[v]);
+      m = lanes_max(m, team);
     }
     if (!valid) continue;
     const float s = group ? dynamic_scale(m) : tensor_s;
@@ -180,12 +189,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   const int64_t vecs = p.cols / kVec;
   const uint4* in = reinterpret_cast<const uint4*>(static_cast<const T*>(p.in) + row * p.cols);
   float m = 0.0f;
-  for (int64_t v = tid; v < vecs; v += kRowThreads) {
-    float f[kVec];
-    Elem<T>::unpack(in[v], f);
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(f[j]));
-  }
+  for (int64_t v = tid; v < vecs; v += kRowThreads) m = fold_amax<T>(m, in[v]);
   m = warp_max(m);
   if constexpr (kRowThreads > 32) {
     if ((threadIdx.x & 31) == 0) s_max[threadIdx.x >> 5] = m;
