@@ -45,10 +45,11 @@ bool kernel_family_available(KernelFamily family);
 /// at r = 4 swapped wins on the large experts (Mixtral 428 vs 477 us, Scout 117 vs 122) and
 /// loses on the small ones (Qwen3 214 vs 201, Qwen2 174 vs 166; the sum of the four 3% lower
 /// from r = 4), at r = 2 small_m or a tie everywhere (Scout 108 vs 104, DeepSeek-V3 TP8 317
-/// vs 321, Mixtral 367 vs 369), at r = 8 swapped (Qwen2 176 vs 222). FP8 128x128 blocks: the block-scale GEMV wins only at a few pairs on the small
-/// experts (DeepSeek M = 1-4: 97 / 120 / 145 vs 116 / 126 / 149; Scout M = 1-2) and loses
-/// everywhere on Mixtral (M = 1: 294 vs 268), so from 16 pairs on the grouped path; always
-/// fp8_gemv for other block shapes (fp8_grouped_supports).
+/// vs 321, Mixtral 367 vs 369), at r = 8 swapped (Qwen2 176 vs 222).
+/// FP8 128x128 blocks (v14, before the v15 quantization change): the block-scale GEMV wins only
+/// at a few pairs on the small experts (DeepSeek M = 1-4: 97 / 120 / 145 vs 116 / 126 / 149;
+/// Scout M = 1-2) and loses everywhere on Mixtral (M = 1: 294 vs 268), so from 16 pairs on the
+/// grouped path; always fp8_gemv for other block shapes (fp8_grouped_supports).
 /// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = 48, then dequantization into
 /// bf16/fp16 chunks + the grouped GEMM (v11: at r = 32 wna16_gemv wins, Qwen2 482 vs 791 us;
 /// at r = 64 the dequant path, Mixtral 2231 vs 2628); always the latter for layouts
