@@ -369,8 +369,11 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     const int64_t unit =
         integer ? 2 * 128 * kernels::wna16_stage_blocks(v.bits, kernels::wna16_block_groups(v.groups, v.group_size))
                 : 128;
+    const SmallMSplitRule rule = !fp8 ? kDenseSplitRule
+                                 : quant.format == WeightFormat::kFP8Block ? kFp8BlockSplitRule
+                                                                           : kFp8SplitRule;
     const SmallMGemmConfig cfg =
-        choose_small_m_config(kernels::grouped_gemv_tiles(gate_up, n_out), max_active, pairs, k, sms, unit);
+        choose_small_m_config(kernels::grouped_gemv_tiles(gate_up, n_out), max_active, pairs, k, sms, unit, rule);
     g.split_k = cfg.split_k;
     g.n_tiles = cfg.n_tiles;
     cudaError_t e = cudaSuccess;

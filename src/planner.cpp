@@ -153,16 +153,19 @@ Status check_gpu_routing(const RoutingConfig& r) {
 }
 
 SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
-                                       int32_t sm_count, int64_t split_k_unit) {
+                                       int32_t sm_count, int64_t split_k_unit, SmallMSplitRule rule) {
   constexpr int kWarps = 8;
   SmallMGemmConfig c;
   c.n_tiles = max_active > 0 && pairs > 12 * max_active ? 4 : 1;
+  const int64_t target = static_cast<int64_t>(rule.ctas_per_sm) * sm_count;
   for (int split = 1; split <= kWarps; split *= 2) {
     if (split > 1 && k < split_k_unit * split) break;  // each warp keeps split_k_unit k
     const int64_t row_tiles = kWarps / split;
+    const int64_t ctas = (tiles + row_tiles - 1) / row_tiles * max_active;
+    if (rule.one_wave && split > 1 && ctas > target) break;  // the grid would pass one wave
     c.split_k = split;
-    c.ctas = (tiles + row_tiles - 1) / row_tiles * max_active;
-    if (c.ctas >= 8 * static_cast<int64_t>(sm_count)) break;
+    c.ctas = ctas;
+    if (!rule.one_wave && ctas >= target) break;
   }
   return c;
 }

@@ -119,19 +119,38 @@ struct SmallMGemmConfig {
   int64_t ctas = 0;      ///< CTAs launched (an upper bound: slots past the live experts exit)
 };
 
+/// How choose_small_m_config grows split-K, per GEMV kernel (measured same-run, PERF.md v16).
+struct SmallMSplitRule {
+  int32_t ctas_per_sm;  ///< CTAs per SM the rule aims at
+  /// false: the smallest split whose grid reaches ctas_per_sm per SM (several waves);
+  /// true: the largest split whose grid fits one wave of ctas_per_sm per SM (the kernel's
+  /// resident CTAs), so that every CTA's fixed latency (the expert lookup, the split-K
+  /// reduction, the epilogue) is paid once
+  bool one_wave;
+};
+/// Dense and wna16 GEMVs (v3: at 1-2 CTAs per SM the last partial wave of large CTAs cost
+/// Mixtral M = 1 a third of its bandwidth; one wave measured 0-17% slower on Mixtral and
+/// Scout M = 16, 5-10% faster on Qwen2/Qwen3 M = 1, v16).
+inline constexpr SmallMSplitRule kDenseSplitRule{8, false};
+/// fp8_gemv with per-tensor / per-row weight scales: 94-110 registers, 2 CTAs resident; one
+/// wave was faster or equal at every measured point (v16: Qwen3 M = 4 82 -> 60 us).
+inline constexpr SmallMSplitRule kFp8SplitRule{2, true};
+/// fp8_gemv with block scales, compiled for 3 resident CTAs (__launch_bounds__; 120-128
+/// registers and 2 CTAs before, v16: Mixtral M = 4 532 -> 378 us).
+inline constexpr SmallMSplitRule kFp8BlockSplitRule{3, true};
+
 /// The small-M kernel's CTA has 8 warps; a warp owns one 16-row tile (8 gate/up column pairs,
-/// or 16 down rows). Split-K trades row tiles for K slices until the grid has at least eight
-/// CTAs per SM (measured: at 1-2 CTAs per SM the last partial wave of large CTAs cost Mixtral
-/// M = 1 a third of its bandwidth), as long as each warp's slice keeps split_k_unit k
-/// (K >= split_k_unit * split_k). Experts averaging more than 12 tokens
-/// take 32 tokens per pass over their weights (4 n-tiles) instead of 8.
+/// or 16 down rows). Split-K trades row tiles for K slices by `rule`, as long as each warp's
+/// slice keeps split_k_unit k (K >= split_k_unit * split_k). Experts averaging more than 12
+/// tokens take 32 tokens per pass over their weights (4 n-tiles) instead of 8.
 ///   tiles        16-row tiles of one expert (gate-up: ceil(I / 8), down: ceil(H / 16))
 ///   max_active   host-known bound on experts with tokens: min(E, m * topk)
 ///   pairs        m * topk
 ///   split_k_unit k a warp's slice must keep per split (dense: 128, 4 steps of 32; wna16_gemv:
 ///                two pipeline stages)
 SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
-                                       int32_t sm_count, int64_t split_k_unit = 128);
+                                       int32_t sm_count, int64_t split_k_unit = 128,
+                                       SmallMSplitRule rule = kDenseSplitRule);
 
 /// One named region of the workspace.
 struct WorkspaceBuffer {

@@ -248,8 +248,14 @@ __device__ __forceinline__ float act_scale(const Fp8ActView& xv, int64_t xrow, i
   }
 }
 
+// Resident CTAs per SM fp8_gemv is compiled for (0: no bound): block scales at one n-tile ask
+// for 3 (80 registers with a few spilled, 120-128 and 2 CTAs unbounded; faster at 14 of 15
+// decode points, PERF.md v16); the planner's kFp8BlockSplitRule sizes its grid for them.
+template <int kNTiles, bool kBlock>
+constexpr int kFp8GemvMinBlocks = kBlock && kNTiles == 1 ? 3 : 0;
+
 template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock>
-__global__ void __launch_bounds__(kThreads) fp8_gemv_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv) {
+__global__ void __launch_bounds__(kThreads, (kFp8GemvMinBlocks<kNTiles, kBlock>)) fp8_gemv_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv) {
   constexpr int kTokensPerPass = 8 * kNTiles;
   constexpr int kUnroll = 2;  // 64-k steps in flight (x2 with the pipeline): 64 bytes per lane and row
   __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;

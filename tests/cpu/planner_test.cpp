@@ -361,5 +361,26 @@ TEST(Planner, SplitKFillsTheGridOnlyWhenNeeded) {
   EXPECT_EQ(choose_small_m_config(1792, 8, 96, 4096, 132).n_tiles, 1);
 }
 
+TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
+  // DeepSeek-V3 TP8 down projection at M = 1 under fp8_gemv's rule (2 resident CTAs per SM,
+  // 264 slots): 448 CTAs at split 1 already pass one wave, so no split (the dense rule: 2).
+  SmallMGemmConfig c = choose_small_m_config(448, 8, 8, 256, 132, 128, kFp8SplitRule);
+  EXPECT_EQ(c.split_k, 1);
+  EXPECT_EQ(c.ctas, 448);
+  // Qwen3 gate-up at M = 1: 96 tiles on 8 experts, K = 2048: 96, 192, 384, 768 CTAs at
+  // split 1..8: the largest within one wave is split 2 at 264 slots, split 4 at 396 (block
+  // rule, 3 per SM); the dense rule goes to split 8.
+  c = choose_small_m_config(96, 8, 8, 2048, 132, 128, kFp8SplitRule);
+  EXPECT_EQ(c.split_k, 2);
+  EXPECT_EQ(c.ctas, 192);
+  c = choose_small_m_config(96, 8, 8, 2048, 132, 128, kFp8BlockSplitRule);
+  EXPECT_EQ(c.split_k, 4);
+  EXPECT_EQ(c.ctas, 384);
+  EXPECT_EQ(choose_small_m_config(96, 8, 8, 2048, 132).split_k, 8);
+  // Short K still caps the split (Llama-4 Scout gate-up at M = 1: 128 CTAs at split 8 fit,
+  // but K = 512 allows split 4).
+  EXPECT_EQ(choose_small_m_config(128, 1, 1, 512, 132, 128, kFp8SplitRule).split_k, 4);
+}
+
 }  // namespace
 }  // namespace fusedmoe
