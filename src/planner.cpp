@@ -157,15 +157,18 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
   constexpr int kWarps = 8;
   SmallMGemmConfig c;
   c.n_tiles = max_active > 0 && pairs > 12 * max_active ? 4 : 1;
-  const int64_t target = static_cast<int64_t>(rule.ctas_per_sm) * sm_count;
+  const int64_t sms = sm_count;
+  const int64_t wave = rule.resident_ctas * sms;
+  const int64_t unsplit = (tiles + kWarps - 1) / kWarps * max_active;
+  const bool one_wave = rule.resident_ctas > 0 && unsplit <= kOneWaveMaxUnsplitCtasPerSm * sms;
   for (int split = 1; split <= kWarps; split *= 2) {
     if (split > 1 && k < split_k_unit * split) break;  // each warp keeps split_k_unit k
     const int64_t row_tiles = kWarps / split;
     const int64_t ctas = (tiles + row_tiles - 1) / row_tiles * max_active;
-    if (rule.one_wave && split > 1 && ctas > target) break;  // the grid would pass one wave
+    if (one_wave && split > 1 && ctas > wave) break;  // the grid would pass one wave
     c.split_k = split;
     c.ctas = ctas;
-    if (!rule.one_wave && ctas >= target) break;
+    if (!one_wave && ctas >= kSplitTargetCtasPerSm * sms) break;
   }
   return c;
 }

@@ -121,23 +121,27 @@ struct SmallMGemmConfig {
 
 /// How choose_small_m_config grows split-K, per GEMV kernel (measured same-run, PERF.md v16).
 struct SmallMSplitRule {
-  int32_t ctas_per_sm;  ///< CTAs per SM the rule aims at
-  /// false: the smallest split whose grid reaches ctas_per_sm per SM (several waves);
-  /// true: the largest split whose grid fits one wave of ctas_per_sm per SM (the kernel's
-  /// resident CTAs), so that every CTA's fixed latency (the expert lookup, the split-K
-  /// reduction, the epilogue) is paid once
-  bool one_wave;
+  /// 0: the smallest split whose grid reaches kSplitTargetCtasPerSm CTAs per SM (several
+  /// waves). Else the kernel's resident CTAs per SM: while the unsplit grid is at most
+  /// kOneWaveMaxUnsplitCtasPerSm per SM, the largest split whose grid fits one wave of them, so
+  /// that every CTA's fixed latency (the expert lookup, the split-K reduction, the epilogue) is
+  /// paid once; past that, the multi-wave choice.
+  int32_t resident_ctas;
 };
-/// Dense and wna16 GEMVs (v3: at 1-2 CTAs per SM the last partial wave of large CTAs cost
-/// Mixtral M = 1 a third of its bandwidth; one wave measured 0-17% slower on Mixtral and
-/// Scout M = 16, 5-10% faster on Qwen2/Qwen3 M = 1, v16).
-inline constexpr SmallMSplitRule kDenseSplitRule{8, false};
-/// fp8_gemv with per-tensor / per-row weight scales: 94-110 registers, 2 CTAs resident; one
-/// wave was faster or equal at every measured point (v16: Qwen3 M = 4 82 -> 60 us).
-inline constexpr SmallMSplitRule kFp8SplitRule{2, true};
+/// The multi-wave target (v3: at 1-2 CTAs per SM the last partial wave of large CTAs cost
+/// Mixtral M = 1 a third of its bandwidth).
+inline constexpr int32_t kSplitTargetCtasPerSm = 8;
+/// v16: DeepSeek-V3 TP8 gate-up at M = 32-64 (1024 CTAs unsplit) ran 20-27% slower unsplit
+/// than at split 2; at 512 CTAs and below the one-wave choice won.
+inline constexpr int32_t kOneWaveMaxUnsplitCtasPerSm = 6;
+/// Dense and wna16 GEMVs: multi-wave (one wave measured 0-17% slower on Mixtral and Scout
+/// M = 16, 5-10% faster on Qwen2/Qwen3 M = 1, v16: not adopted).
+inline constexpr SmallMSplitRule kDenseSplitRule{0};
+/// fp8_gemv with per-tensor / per-row weight scales: 94-110 registers, 2 CTAs resident.
+inline constexpr SmallMSplitRule kFp8SplitRule{2};
 /// fp8_gemv with block scales, compiled for 3 resident CTAs (__launch_bounds__; 120-128
-/// registers and 2 CTAs before, v16: Mixtral M = 4 532 -> 378 us).
-inline constexpr SmallMSplitRule kFp8BlockSplitRule{3, true};
+/// registers and 2 CTAs before).
+inline constexpr SmallMSplitRule kFp8BlockSplitRule{3};
 
 /// The small-M kernel's CTA has 8 warps; a warp owns one 16-row tile (8 gate/up column pairs,
 /// or 16 down rows). Split-K trades row tiles for K slices by `rule`, as long as each warp's

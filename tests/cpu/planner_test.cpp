@@ -377,6 +377,10 @@ TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
   EXPECT_EQ(c.split_k, 4);
   EXPECT_EQ(c.ctas, 384);
   EXPECT_EQ(choose_small_m_config(96, 8, 8, 2048, 132).split_k, 8);
+  // Past six CTAs per SM unsplit, the multi-wave choice: DeepSeek gate-up at M = 32 (256
+  // experts x 4 = 1024 CTAs) takes split 2 (2048 CTAs) as the dense rule does.
+  EXPECT_EQ(choose_small_m_config(32, 256, 256, 7168, 132, 128, kFp8SplitRule).split_k, 2);
+  EXPECT_EQ(choose_small_m_config(32, 256, 256, 7168, 132).split_k, 2);
   // Short K still caps the split (Llama-4 Scout gate-up at M = 1: 128 CTAs at split 8 fit,
   // but K = 512 allows split 4).
   EXPECT_EQ(choose_small_m_config(128, 1, 1, 512, 132, 128, kFp8SplitRule).split_k, 4);
