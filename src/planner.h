@@ -131,9 +131,10 @@ struct SmallMSplitRule {
 /// The multi-wave target (v3: at 1-2 CTAs per SM the last partial wave of large CTAs cost
 /// Mixtral M = 1 a third of its bandwidth).
 inline constexpr int32_t kSplitTargetCtasPerSm = 8;
-/// v16: DeepSeek-V3 TP8 gate-up at M = 32-64 (1024 CTAs unsplit) ran 20-27% slower unsplit
-/// than at split 2; at 512 CTAs and below the one-wave choice won.
-inline constexpr int32_t kOneWaveMaxUnsplitCtasPerSm = 6;
+/// v16, between the measured points: DeepSeek-V3 TP8 gate-up at M = 32-64 (1024 CTAs unsplit
+/// on 132 SMs) ran 20-27% slower unsplit than at split 2; at 896 CTAs and below (Qwen2 down at
+/// M = 4, 80 vs 87 us) the one-wave choice won.
+inline constexpr int32_t kOneWaveMaxUnsplitCtasPerSm = 7;
 /// Dense and wna16 GEMVs: multi-wave (one wave measured 0-17% slower on Mixtral and Scout
 /// M = 16, 5-10% faster on Qwen2/Qwen3 M = 1, v16: not adopted).
 inline constexpr SmallMSplitRule kDenseSplitRule{0};

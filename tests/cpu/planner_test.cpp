@@ -377,7 +377,9 @@ TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
   EXPECT_EQ(c.split_k, 4);
   EXPECT_EQ(c.ctas, 384);
   EXPECT_EQ(choose_small_m_config(96, 8, 8, 2048, 132).split_k, 8);
-  // Past six CTAs per SM unsplit, the multi-wave choice: DeepSeek gate-up at M = 32 (256
+  // Qwen2 down at M = 4: 896 CTAs unsplit (6.8 per SM) stay unsplit.
+  EXPECT_EQ(choose_small_m_config(224, 32, 32, 640, 132, 128, kFp8SplitRule).split_k, 1);
+  // Past seven CTAs per SM unsplit, the multi-wave choice: DeepSeek gate-up at M = 32 (256
   // experts x 4 = 1024 CTAs) takes split 2 (2048 CTAs) as the dense rule does.
   EXPECT_EQ(choose_small_m_config(32, 256, 256, 7168, 132, 128, kFp8SplitRule).split_k, 2);
   EXPECT_EQ(choose_small_m_config(32, 256, 256, 7168, 132).split_k, 2);
