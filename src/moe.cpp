@@ -49,6 +49,12 @@ Status check_prepared_pointers(const PreparedWeights& w) {
   return Status();
 }
 
+Status check_split_k(const MoeArguments& args) {
+  const int32_t s = args.split_k;
+  if (s == 0 || s == 1 || s == 2 || s == 4 || s == 8) return Status();
+  return invalid_argument("split_k", "0 (the planner's choice), 1, 2, 4 or 8", str(s));
+}
+
 Status check_prepared(const MoeArguments& args) {
   if (args.weights == nullptr) return invalid_argument("weights", "prepared weights", "nullptr");
   const PreparedWeights& w = *args.weights;
@@ -75,6 +81,7 @@ Status can_implement(const MoeArguments& args) {
   if (args.inputs.shape.m > 0 && args.out == nullptr) {
     return invalid_argument("out", "a pointer to [m, hidden] output", "nullptr");
   }
+  FUSEDMOE_RETURN_IF_ERROR(check_split_k(args));
   if (!kernel_family_available(kernel_family_for(args.weights->quant))) {
     return no_kernel(args.weights->quant, args.inputs.act_dtype);
   }

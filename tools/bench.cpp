@@ -278,8 +278,9 @@ int bench_main(const BenchOptions& opt) {
     const Rooflines roof =
         measure_rooflines(stream, flush.get(), flush_bytes, dev.sm_count, precision.quant.act_quant != ActQuant::kNone);  // FP8: e4m3 GEMMs
     const BuildInfo b = build_info();
-    std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s; path %s\n", dev.name.c_str(),
-                dev.sm_count, b.git_revision.c_str(), b.cuda_version.c_str(), precision.name.c_str(), to_string(opt.path));
+    std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s; path %s%s\n", dev.name.c_str(),
+                dev.sm_count, b.git_revision.c_str(), b.cuda_version.c_str(), precision.name.c_str(), to_string(opt.path),
+                opt.split_k > 0 ? ("; split_k " + std::to_string(opt.split_k)).c_str() : "");
     std::printf("rooflines (this run): read %.2f TB/s (4 GiB, 16-byte loads), dense %s matmul %.0f TFLOP/s "
                 "(cuBLAS 8192^3)\n",
                 roof.read_tbs, roof.matmul_kind, roof.matmul_tfs);
@@ -320,7 +321,7 @@ int bench_main(const BenchOptions& opt) {
         if (!st.ok()) throw CudaFailure{st.message()};
         const std::set<int32_t> hit(routing.ids.begin(), routing.ids.end());
         d.inputs.apply_router_weight_on_input = spec.routing.weight_on_input;
-        st = layer.set_inputs(d.inputs, &routing, opt.path);
+        st = layer.set_inputs(d.inputs, &routing, opt.path, opt.split_k);
         if (!st.ok()) {
           std::printf("%-20s %6lld  %s\n", spec.name.c_str(), static_cast<long long>(m), st.message().c_str());
           ++failures;

@@ -51,6 +51,7 @@ const char* kUsage =
     "  --activation NAME         silu (default), gelu, gelu_tanh\n"
     "  --seed N                  random seed (default 1)\n"
     "  --path P                  auto (default), small_m, grouped_gemm or grouped_swapped: force a path\n"
+    "  --split-k N               1, 2, 4 or 8: force the small-M GEMVs' split-K (default: the planner's)\n"
     "  --shapes-file PATH        default: $FUSEDMOE_SHAPES or the repository's shapes/models.json\n"
     "\n"
     "bench options:\n"
@@ -59,7 +60,8 @@ const char* kUsage =
     "  --precision NAME          as for check (default bf16)\n"
     "  --csv PATH                also write the rows as CSV\n"
     "  --seconds S               time per point (default 0.05; longer runs meet the power cap)\n"
-    "  --path P                  auto (default), small_m, grouped_gemm or grouped_swapped: force a path\n";
+    "  --path P                  auto (default), small_m, grouped_gemm or grouped_swapped: force a path\n"
+    "  --split-k N               as for check\n";
 
 struct Args {
   std::string command;
@@ -172,7 +174,7 @@ int cmd_shapes(const Args& args) {
 
 int cmd_check(const Args& args) {
   static const char* kKnown[] = {"shape", "E", "H", "I", "topk", "m", "precision", "routing",
-                                 "activation", "seed", "shapes-file", "path"};
+                                 "activation", "seed", "shapes-file", "path", "split-k"};
   for (const auto& kv : args.options) {
     bool known = false;
     for (const char* k : kKnown) known = known || kv.first == k;
@@ -220,9 +222,10 @@ int cmd_check(const Args& args) {
                                                 model_routing.config.routed_scaling_factor, &spec.routing);
     if (!st.ok()) return status_error(st);
   }
-  int64_t m, seed;
+  int64_t m, seed, split_k;
   if (!int_option(args, "m", 16, 0, int64_t{1} << 31, &m, &error) ||
-      !int_option(args, "seed", 1, 0, INT64_MAX, &seed, &error)) {
+      !int_option(args, "seed", 1, 0, INT64_MAX, &seed, &error) ||
+      !int_option(args, "split-k", 0, 0, 8, &split_k, &error)) {
     return usage_error(error);
   }
   fm::Precision precision;
@@ -249,10 +252,11 @@ int cmd_check(const Args& args) {
                                                                       : routing_mode == "one_expert" ? fusedmoe::ref::RoutingMode::kOneExpert
                                                                                                      : fusedmoe::ref::RoutingMode::kUniform)
                                                                     : fusedmoe::ref::RoutingMode::kRouter;
-  std::printf("check: shape %s (E=%d H=%lld I=%lld topk=%d) m=%lld precision %s routing %s seed %lld path %s\n",
+  std::printf("check: shape %s (E=%d H=%lld I=%lld topk=%d) m=%lld precision %s routing %s seed %lld path %s%s\n",
               spec.name.c_str(), shape.num_experts, static_cast<long long>(shape.hidden),
               static_cast<long long>(shape.inter), shape.topk, static_cast<long long>(m), precision.name.c_str(),
-              routing_mode.c_str(), static_cast<long long>(seed), fm::to_string(forced));
+              routing_mode.c_str(), static_cast<long long>(seed), fm::to_string(forced),
+              split_k > 0 ? (" split_k " + std::to_string(split_k)).c_str() : "");
 
   const auto t0 = std::chrono::steady_clock::now();
   // FP8: the weights quantized from dense ones (kept for the bf16 layer the error
@@ -340,7 +344,10 @@ int cmd_check(const Args& args) {
   ft::GpuLayer layer;
   st = layer.load_weights(shape, precision.act_dtype, checkpoint, nullptr);
   fusedmoe::ref::Routing given{data.topk_ids, data.topk_weights};
-  if (st.ok()) st = layer.set_inputs(data.inputs, data.inputs.router_logits ? nullptr : &given, forced);
+  if (st.ok()) {
+    st = layer.set_inputs(data.inputs, data.inputs.router_logits ? nullptr : &given, forced,
+                          static_cast<int32_t>(split_k));
+  }
   if (st.ok()) st = layer.run(nullptr);
   if (st.ok() && cudaDeviceSynchronize() != cudaSuccess) st = fm::Status(fm::StatusCode::kCudaError, "layer run failed");
   std::vector<double> got;
@@ -400,7 +407,7 @@ int cmd_bench(const Args& args) {
   (void)args;
   return usage_error("bench needs a CUDA build (this one is CPU-only)");
 #else
-  static const char* kKnown[] = {"shape", "m", "precision", "csv", "seconds", "shapes-file", "path"};
+  static const char* kKnown[] = {"shape", "m", "precision", "csv", "seconds", "shapes-file", "path", "split-k"};
   for (const auto& kv : args.options) {
     bool known = false;
     for (const char* k : kKnown) known = known || kv.first == k;
@@ -439,6 +446,10 @@ int cmd_bench(const Args& args) {
     const fm::Status path_st = fm::parse_kernel_path(args.options.at("path"), &opt.path);
     if (!path_st.ok()) return usage_error("--" + path_st.message());
   }
+  int64_t split_k = 0;
+  std::string error;
+  if (!int_option(args, "split-k", 0, 0, 8, &split_k, &error)) return usage_error(error);
+  opt.split_k = static_cast<int32_t>(split_k);
   opt.peers_file = FUSEDMOE_PEERS_FILE;
   return ft::bench_main(opt);
 #endif

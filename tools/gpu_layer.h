@@ -39,7 +39,9 @@ class GpuLayer {
   /// Uploads x and the routing and allocates the output and the workspace. With `routing`
   /// the layer gets its topk ids and weights; without, it gets the router logits (and the
   /// correction bias) of `inputs` and routes on the GPU. `path` forces the dense path.
-  Status set_inputs(const MoeInputs& inputs, const ref::Routing* routing, KernelPath path = KernelPath::kAuto);
+  /// `split_k` (0: the planner's) forces the small-M path's split-K.
+  Status set_inputs(const MoeInputs& inputs, const ref::Routing* routing, KernelPath path = KernelPath::kAuto,
+                    int32_t split_k = 0);
   /// Poisons the output (0xFF bytes: NaN) and enqueues the layer.
   Status run(cudaStream_t stream);
   /// The output, [m, hidden], as doubles (after the stream is synchronized).

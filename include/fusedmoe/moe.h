@@ -98,6 +98,9 @@ struct MoeArguments {
   const PreparedWeights* weights = nullptr;
   void* out = nullptr;  ///< [m, hidden] in inputs.act_dtype
   KernelPath path = KernelPath::kAuto;
+  /// Split-K of the small-M path's GEMVs (both projections): 0 lets the planner choose (the
+  /// default, fast without tuning); 1, 2, 4 or 8 forces it, for benchmarks and tuning.
+  int32_t split_k = 0;
 };
 
 Status can_implement(const MoeArguments& args);

@@ -203,6 +203,11 @@ TEST(ApiValidation, ValidCallsWithoutKernelAreNotImplemented) {
   args.out = nullptr;
   expect_invalid(can_implement(args), "out: expected a pointer to [m, hidden] output, got nullptr");
   args.out = f.x.data();
+  args.split_k = 3;
+  expect_invalid(can_implement(args), "split_k: expected 0 (the planner's choice), 1, 2, 4 or 8, got 3");
+  args.split_k = 4;
+  EXPECT_EQ(can_implement(args).code(), StatusCode::kNotImplemented);
+  args.split_k = 0;
   pw.shape.inter = 64;
   expect_invalid(can_implement(args), "weights.shape (E, H, I): expected (8, 256, 128) as in inputs.shape, got (8, 256, 64)");
   args.weights = nullptr;
@@ -217,6 +222,22 @@ TEST(ApiValidation, ValidCallsWithoutKernelAreNotImplemented) {
   EXPECT_EQ(prepare_weights(shape(), DType::kBF16, ckpt, f.x.data(), 1, nullptr, &pw).code(),
             StatusCode::kNotImplemented);
   EXPECT_EQ(prepared_weights_size(shape(), DType::kBF16, ckpt, &bytes).code(), StatusCode::kNotImplemented);
+}
+
+TEST(ApiValidation, SplitKOverride) {
+  // Checked before the build's kernels: the same error with and without CUDA.
+  Fixture f;
+  PreparedWeights pw;
+  pw.shape = shape();
+  pw.w13.weight = pw.w2.weight = f.x.data();
+  MoeArguments args;
+  args.inputs = f.inputs();
+  args.weights = &pw;
+  args.out = f.x.data();
+  for (int32_t bad : {-1, 3, 16}) {
+    args.split_k = bad;
+    expect_invalid(can_implement(args), "split_k: expected 0 (the planner's choice), 1, 2, 4 or 8, got " + std::to_string(bad));
+  }
 }
 
 TEST(ApiValidation, PreparedWeightsFilledByHandAreChecked) {

@@ -103,6 +103,7 @@ struct GpuCase {
   int64_t sample_rows = 0;  // compare only this many rows (0: all)
   bool gpu_routing = false;  // route the logits on the GPU (else the reference router's ids)
   KernelPath path = KernelPath::kAuto;
+  int32_t split_k = 0;       // the small-M GEMVs' split-K forced (0: the planner's)
   QuantParams quant;         // dense by default
   bool from_dense = false;   // integer weights quantized from random dense ones (else random codes)
 };
@@ -120,7 +121,7 @@ std::string describe(const GpuCase& c) {
          " H=" + std::to_string(c.shape.hidden) + " I=" + std::to_string(c.shape.inter) +
          " topk=" + std::to_string(c.shape.topk) + " " + to_string(c.act) + " routing=" + c.routing +
          (c.ep_half ? " ep_half" : "") + " " + to_string(c.activation) + (c.weight_on_input ? " on_input" : "") + " path=" + to_string(c.path) +
-         " weights=" + describe(c.quant);
+         (c.split_k > 0 ? " split_k=" + std::to_string(c.split_k) : "") + " weights=" + describe(c.quant);
 }
 
 std::string checkpoint_key(const ProblemShape& s, DType act, const QuantParams& q, bool from_dense) {
@@ -252,7 +253,7 @@ void run_case(const GpuCase& c) {
   std::vector<double> got;
   {
     Phase phase(&g_phases.gpu);
-    st = layer.set_inputs(d.inputs, c.gpu_routing ? nullptr : &routing, c.path);
+    st = layer.set_inputs(d.inputs, c.gpu_routing ? nullptr : &routing, c.path, c.split_k);
     ASSERT_TRUE(st.ok()) << st.message();
     // Poison the workspace too: nothing may read what the layer did not write.
     if (layer.workspace_bytes() > 0) CUDA_OK(cudaMemset(layer.workspace(), 0xff, layer.workspace_bytes()));
@@ -763,6 +764,25 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   // element, see ref::with_static_act_scales); run_case now gives it the GPU's.
   run_fp8_case(custom(255, 60, 2880, 1408, 4, "softmax_topk_renormalize"),
                fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic));
+}
+
+TEST(SmallMSplitK, EveryForcedSplitMatchesTheReference) {
+  REQUIRE_GPU();
+  // Each GEMV family at every split-K (MoeArguments::split_k; the planner picks among them by
+  // shape, and benchmarks force them): K = 2880 (22.5 blocks of 128, the last slice partial),
+  // I = 1408, 7 tokens on 16 experts.
+  const char* precisions[] = {"bf16", "fp8_channel", "fp8_block", "fp8_tensor", "w4a16_gptq", "w8a16_gptq"};
+  for (const char* precision : precisions) {
+    SCOPED_TRACE(precision);
+    for (int32_t split : {1, 2, 4, 8}) {
+      SCOPED_TRACE("split_k " + std::to_string(split));
+      GpuCase c = custom(7, 16, 2880, 1408, 2, "softmax_topk_renormalize");
+      c.quant = named_precision(precision);
+      c.path = KernelPath::kSmallM;
+      c.split_k = split;
+      run_case(c);
+    }
+  }
 }
 
 TEST(Fp8LayerAuto, LargeBatch) {
