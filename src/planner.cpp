@@ -158,9 +158,10 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
   SmallMGemmConfig c;
   c.n_tiles = max_active > 0 && pairs > 12 * max_active ? 4 : 1;
   const int64_t sms = sm_count;
-  const int64_t wave = rule.resident_ctas * sms;
+  const int64_t resident = c.n_tiles == 1 ? rule.resident_one_tile : rule.resident_four_tiles;
+  const int64_t wave = resident * sms;
   const int64_t unsplit = (tiles + kWarps - 1) / kWarps * max_active;
-  const bool one_wave = rule.resident_ctas > 0 && unsplit <= kOneWaveMaxUnsplitCtasPerSm * sms;
+  const bool one_wave = resident > 0 && unsplit <= kOneWaveMaxUnsplitCtasPerSm * sms;
   for (int split = 1; split <= kWarps; split *= 2) {
     if (split > 1 && k < split_k_unit * split) break;  // each warp keeps split_k_unit k
     const int64_t row_tiles = kWarps / split;

@@ -119,30 +119,35 @@ struct SmallMGemmConfig {
   int64_t ctas = 0;      ///< CTAs launched (an upper bound: slots past the live experts exit)
 };
 
-/// How choose_small_m_config grows split-K, per GEMV kernel (measured same-run, PERF.md v16).
+/// How choose_small_m_config grows split-K, per GEMV kernel (PERF.md v16).
 struct SmallMSplitRule {
-  /// 0: the smallest split whose grid reaches kSplitTargetCtasPerSm CTAs per SM (several
-  /// waves). Else the kernel's resident CTAs per SM: while the unsplit grid is at most
-  /// kOneWaveMaxUnsplitCtasPerSm per SM, the largest split whose grid fits one wave of them, so
-  /// that every CTA's fixed latency (the expert lookup, the split-K reduction, the epilogue) is
-  /// paid once; past that, the multi-wave choice.
-  int32_t resident_ctas;
+  /// The kernel's resident CTAs per SM with one n-tile and with four (0: the multi-wave rule).
+  /// Multi-wave: the smallest split whose grid reaches kSplitTargetCtasPerSm CTAs per SM, or
+  /// the largest K allows. One wave (resident CTAs R > 0, and the unsplit grid at most
+  /// kOneWaveMaxUnsplitCtasPerSm per SM, else multi-wave): the largest split whose grid fits
+  /// R CTAs per SM, split 1 when even that grid does not, so that every CTA's fixed latency
+  /// (the expert lookup, the split-K reduction, the epilogue) is paid once.
+  int32_t resident_one_tile;
+  int32_t resident_four_tiles;
 };
 /// The multi-wave target (v3: at 1-2 CTAs per SM the last partial wave of large CTAs cost
 /// Mixtral M = 1 a third of its bandwidth).
 inline constexpr int32_t kSplitTargetCtasPerSm = 8;
-/// v16, between the measured points: DeepSeek-V3 TP8 gate-up at M = 32-64 (1024 CTAs unsplit
-/// on 132 SMs) ran 20-27% slower unsplit than at split 2; at 896 CTAs and below (Qwen2 down at
-/// M = 4, 80 vs 87 us) the one-wave choice won.
+/// v16, between measured points: DeepSeek-V3 TP8 gate-up at M = 32-64 (1024 CTAs unsplit on
+/// 132 SMs) ran 20-27% slower unsplit than at v3's split 2 (same run); Qwen2's down GEMV at
+/// M = 4 (896 CTAs) took 80 us one-wave against 87 multi-wave (two runs).
 inline constexpr int32_t kOneWaveMaxUnsplitCtasPerSm = 7;
 /// Dense and wna16 GEMVs: multi-wave (one wave measured 0-17% slower on Mixtral and Scout
 /// M = 16, 5-10% faster on Qwen2/Qwen3 M = 1, v16: not adopted).
-inline constexpr SmallMSplitRule kDenseSplitRule{0};
-/// fp8_gemv with per-tensor / per-row weight scales: 94-110 registers, 2 CTAs resident.
-inline constexpr SmallMSplitRule kFp8SplitRule{2};
-/// fp8_gemv with block scales, compiled for 3 resident CTAs (__launch_bounds__; 120-128
-/// registers and 2 CTAs before).
-inline constexpr SmallMSplitRule kFp8BlockSplitRule{3};
+inline constexpr SmallMSplitRule kDenseSplitRule{0, 0};
+/// fp8_gemv with per-tensor / per-row weight scales, no register bound: one n-tile 94-102
+/// registers (2 CTAs) split, 64-78 (3-4) unsplit; four n-tiles 108-138 (1-2). One wave of 2
+/// at both (v16: Mixtral M = 64, four n-tiles, 659 vs 693 us multi-wave).
+inline constexpr SmallMSplitRule kFp8SplitRule{2, 2};
+/// fp8_gemv with block scales: one n-tile compiled for 3 resident CTAs (__launch_bounds__;
+/// 96-128 registers and 2 CTAs unbounded); four n-tiles 238-246 registers, 1 CTA, multi-wave
+/// (v16: Mixtral M = 64 1008 us one-wave vs 955).
+inline constexpr SmallMSplitRule kFp8BlockSplitRule{3, 0};
 
 /// The small-M kernel's CTA has 8 warps; a warp owns one 16-row tile (8 gate/up column pairs,
 /// or 16 down rows). Split-K trades row tiles for K slices by `rule`, as long as each warp's

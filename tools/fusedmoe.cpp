@@ -108,6 +108,14 @@ bool int_option(const Args& args, const std::string& name, int64_t fallback, int
   return true;
 }
 
+// --split-k: 1, 2, 4 or 8 (0, the default: the planner's).
+bool split_k_option(const Args& args, int64_t* out, std::string* error) {
+  if (!int_option(args, "split-k", 0, 0, 8, out, error)) return false;
+  if (*out == 0 || *out == 1 || *out == 2 || *out == 4 || *out == 8) return true;
+  *error = "--split-k: expected 1, 2, 4 or 8, got '" + args.options.at("split-k") + "'";
+  return false;
+}
+
 std::string shapes_path(const Args& args) {
   const auto it = args.options.find("shapes-file");
   if (it != args.options.end()) return it->second;
@@ -225,7 +233,7 @@ int cmd_check(const Args& args) {
   int64_t m, seed, split_k;
   if (!int_option(args, "m", 16, 0, int64_t{1} << 31, &m, &error) ||
       !int_option(args, "seed", 1, 0, INT64_MAX, &seed, &error) ||
-      !int_option(args, "split-k", 0, 0, 8, &split_k, &error)) {
+      !split_k_option(args, &split_k, &error)) {
     return usage_error(error);
   }
   fm::Precision precision;
@@ -448,7 +456,7 @@ int cmd_bench(const Args& args) {
   }
   int64_t split_k = 0;
   std::string error;
-  if (!int_option(args, "split-k", 0, 0, 8, &split_k, &error)) return usage_error(error);
+  if (!split_k_option(args, &split_k, &error)) return usage_error(error);
   opt.split_k = static_cast<int32_t>(split_k);
   opt.peers_file = FUSEDMOE_PEERS_FILE;
   return ft::bench_main(opt);

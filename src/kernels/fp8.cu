@@ -248,9 +248,11 @@ __device__ __forceinline__ float act_scale(const Fp8ActView& xv, int64_t xrow, i
   }
 }
 
-// Resident CTAs per SM fp8_gemv is compiled for (0: no bound): block scales at one n-tile ask
-// for 3 (80 registers with a few spilled, 120-128 and 2 CTAs unbounded; faster at 14 of 15
-// decode points, PERF.md v16); the planner's kFp8BlockSplitRule sizes its grid for them.
+// Resident CTAs per SM fp8_gemv is compiled for. Block scales at one n-tile ask for 3: 80
+// registers, 136-152 bytes spilled at split >= 2 (96-128 registers and 2 CTAs unbounded;
+// faster at 14 of 15 decode points, PERF.md v16); the planner's kFp8BlockSplitRule sizes its
+// grid for them. 0 emits no .minnctapersm: the same registers as the one-argument bound
+// (ptxas -v; a bound of 1 is not the same, it raised 110 -> 176 registers).
 template <int kNTiles, bool kBlock>
 constexpr int kFp8GemvMinBlocks = kBlock && kNTiles == 1 ? 3 : 0;
 

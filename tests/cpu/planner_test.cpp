@@ -383,8 +383,14 @@ TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
   // experts x 4 = 1024 CTAs) takes split 2 (2048 CTAs) as the dense rule does.
   EXPECT_EQ(choose_small_m_config(32, 256, 256, 7168, 132, 128, kFp8SplitRule).split_k, 2);
   EXPECT_EQ(choose_small_m_config(32, 256, 256, 7168, 132).split_k, 2);
-  // Short K still caps the split (Llama-4 Scout gate-up at M = 1: 128 CTAs at split 8 fit,
-  // but K = 512 allows split 4).
+  // Four n-tiles (Mixtral down at M = 64: 128 pairs on 8 experts, 256 CTAs unsplit): the
+  // block kernel's rule is multi-wave there (1 resident CTA), the per-channel one one-wave.
+  c = choose_small_m_config(256, 8, 128, 14336, 132, 128, kFp8BlockSplitRule);
+  EXPECT_EQ(c.n_tiles, 4);
+  EXPECT_EQ(c.split_k, 8);
+  EXPECT_EQ(choose_small_m_config(256, 8, 128, 14336, 132, 128, kFp8SplitRule).split_k, 1);
+  // Short K still caps the split (one expert of 128 tiles: 128 CTAs at split 8 would fit one
+  // wave, K = 512 allows split 4).
   EXPECT_EQ(choose_small_m_config(128, 1, 1, 512, 132, 128, kFp8SplitRule).split_k, 4);
 }
 

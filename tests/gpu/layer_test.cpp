@@ -769,18 +769,23 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
 TEST(SmallMSplitK, EveryForcedSplitMatchesTheReference) {
   REQUIRE_GPU();
   // Each GEMV family at every split-K (MoeArguments::split_k; the planner picks among them by
-  // shape, and benchmarks force them): K = 2880 (22.5 blocks of 128, the last slice partial),
-  // I = 1408, 7 tokens on 16 experts.
+  // shape, and benchmarks force them). One n-tile: K = 2880 (22.5 blocks of 128, the last
+  // slice partial), I = 1408, 7 tokens on 16 experts. Four n-tiles (> 12 tokens per expert)
+  // and I = 128: the down GEMVs' K of two 64-k steps leaves most warps an empty slice.
+  const GpuCase shapes[] = {custom(7, 16, 2880, 1408, 2, "softmax_topk_renormalize"),
+                            custom(120, 8, 1024, 128, 2, "uniform")};
   const char* precisions[] = {"bf16", "fp8_channel", "fp8_block", "fp8_tensor", "w4a16_gptq", "w8a16_gptq"};
-  for (const char* precision : precisions) {
-    SCOPED_TRACE(precision);
-    for (int32_t split : {1, 2, 4, 8}) {
-      SCOPED_TRACE("split_k " + std::to_string(split));
-      GpuCase c = custom(7, 16, 2880, 1408, 2, "softmax_topk_renormalize");
-      c.quant = named_precision(precision);
-      c.path = KernelPath::kSmallM;
-      c.split_k = split;
-      run_case(c);
+  for (const GpuCase& shape : shapes) {
+    for (const char* precision : precisions) {
+      SCOPED_TRACE(precision);
+      for (int32_t split : {1, 2, 4, 8}) {
+        SCOPED_TRACE("split_k " + std::to_string(split));
+        GpuCase c = shape;
+        c.quant = named_precision(precision);
+        c.path = KernelPath::kSmallM;
+        c.split_k = split;
+        run_case(c);
+      }
     }
   }
 }
