@@ -122,10 +122,15 @@ Status GpuLayer::fp8_dynamic_scales(float (&scales)[2]) const {
   return Status();
 }
 
+Status GpuLayer::output_bits(std::vector<uint16_t>* out) const {
+  out->resize(out_.bytes() / 2);
+  return cuda_status(cudaMemcpy(out->data(), out_.get(), out_.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+}
+
 Status GpuLayer::output(std::vector<double>* out) const {
   const DType act = args_.inputs.act_dtype;
-  std::vector<uint16_t> raw(out_.bytes() / 2);
-  Status st = cuda_status(cudaMemcpy(raw.data(), out_.get(), out_.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  std::vector<uint16_t> raw;
+  const Status st = output_bits(&raw);
   if (!st.ok()) return st;
   out->resize(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) (*out)[i] = ref::load_as_double(raw.data(), act, static_cast<int64_t>(i));

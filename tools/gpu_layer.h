@@ -46,6 +46,8 @@ class GpuLayer {
   Status run(cudaStream_t stream);
   /// The output, [m, hidden], as doubles (after the stream is synchronized).
   Status output(std::vector<double>* out) const;
+  /// The output's bits, [m, hidden] bf16/fp16 (after the stream is synchronized).
+  Status output_bits(std::vector<uint16_t>* out) const;
   /// FP8 layers: the per-tensor dynamic activation scales the last run computed (amax / 448 as
   /// fp8_quantize takes it; [0] x's, [1] the intermediate's), read from the workspace after
   /// the stream is synchronized.

@@ -203,6 +203,22 @@ ref::Routing routing_of(const ref::LayerData& d) {
   return r;
 }
 
+std::vector<uint16_t> gpu_output_bits(const tools::GpuLayer& layer) {
+  std::vector<uint16_t> bits;
+  const Status st = layer.output_bits(&bits);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return bits;
+}
+
+// Elements of a bf16/fp16 array that are NaN or infinite (the exponent all ones): the output's
+// poison is NaN, so this also counts what the layer did not write.
+int64_t count_nonfinite(const std::vector<uint16_t>& bits, DType act) {
+  const uint16_t exp = act == DType::kBF16 ? 0x7F80 : 0x7C00;
+  int64_t n = 0;
+  for (uint16_t v : bits) n += (v & exp) == exp;
+  return n;
+}
+
 std::vector<double> gpu_output(const tools::GpuLayer& layer) {
   std::vector<double> got;
   const Status st = layer.output(&got);
@@ -250,7 +266,7 @@ void run_case(const GpuCase& c) {
   ASSERT_TRUE(st.ok()) << st.message();
   tools::GpuLayer& layer = *loaded;
   const ref::Routing routing = routing_of(d);
-  std::vector<double> got;
+  std::vector<uint16_t> got;  // the output's bits (converting all of DeepSeek at M = 65536 took 20 s)
   {
     Phase phase(&g_phases.gpu);
     st = layer.set_inputs(d.inputs, c.gpu_routing ? nullptr : &routing, c.path, c.split_k);
@@ -260,8 +276,10 @@ void run_case(const GpuCase& c) {
     st = layer.run(nullptr);  // poisons the output first
     ASSERT_TRUE(st.ok()) << st.message();
     CUDA_OK(cudaDeviceSynchronize());
-    got = gpu_output(layer);
+    got = gpu_output_bits(layer);
   }
+  // Every element, sampled or not, written and finite.
+  EXPECT_EQ(count_nonfinite(got, c.act), 0) << "non-finite (or unwritten) output elements";
   // Per-tensor dynamic activations: the reference runs on the GPU's two scales (see
   // ref::with_static_act_scales), which are checked against its own: x's exactly (an amax of
   // the same bf16 values), the intermediate's within 5% (one amax element a few bf16 steps off).
@@ -297,19 +315,23 @@ void run_case(const GpuCase& c) {
     }
   }
   std::vector<double> got_rows;
-  for (int64_t r : rows) got_rows.insert(got_rows.end(), got.begin() + r * s.hidden, got.begin() + (r + 1) * s.hidden);
+  got_rows.reserve(rows.size() * s.hidden);
+  for (int64_t r : rows) {
+    for (int64_t j = 0; j < s.hidden; ++j) got_rows.push_back(ref::load_as_double(got.data(), c.act, r * s.hidden + j));
+  }
   const ref::Comparison cmp = ref::compare(want, got_rows, ref::tolerance_for(c.act, c.quant));
   EXPECT_TRUE(cmp.pass) << cmp.describe();
 
   // Deterministic: a second run gives the same bits.
-  std::vector<double> again;
+  std::vector<uint16_t> again;
   {
     Phase phase(&g_phases.gpu);
     ASSERT_TRUE(layer.run(nullptr).ok());
     CUDA_OK(cudaDeviceSynchronize());
-    again = gpu_output(layer);
+    again = gpu_output_bits(layer);
   }
-  EXPECT_EQ(std::memcmp(got.data(), again.data(), got.size() * sizeof(double)), 0) << "run-to-run difference";
+  ASSERT_EQ(got.size(), again.size());
+  EXPECT_EQ(std::memcmp(got.data(), again.data(), got.size() * sizeof(uint16_t)), 0) << "run-to-run difference";
 }
 
 const tools::ShapesFile& shapes() {
