@@ -17,14 +17,14 @@ IFS=';' read -r -a sets <<< "${BENCH_SETS:---precision bf16 --m 1,16}"
 rounds=${ROUNDS:-2}
 [ -f "$root/.deps/fusedmoe.bundle" ] || { echo "ab_bench.sh: no .deps/fusedmoe.bundle (git bundle create .deps/fusedmoe.bundle ${revs[*]})"; exit 1; }
 src=$(mktemp -d)/fusedmoe
-git clone -q "$root/.deps/fusedmoe.bundle" "$src" || exit 1
+git clone -q "$root/.deps/fusedmoe.bundle" "$src" 2> /dev/null || { echo "ab_bench.sh: cannot clone .deps/fusedmoe.bundle"; exit 1; }
 ln -s "$root/.deps" "$src/.deps"
 bins=$(mktemp -d)
 build="$src/build/ab"
+# shellcheck source=device_build.sh
+source "$root/scripts/device_build.sh"
 (
-  root="$src"
-  # shellcheck source=device_build.sh
-  source "$src/scripts/device_build.sh"
+  root="$src"  # configure_device_build reads $root when it runs: the CUTLASS headers in $src/.deps
   for i in "${!revs[@]}"; do
     rev=${revs[$i]}
     commit=$(git -C "$src" rev-parse -q --verify "origin/$rev^{commit}" || git -C "$src" rev-parse -q --verify "$rev^{commit}") ||
