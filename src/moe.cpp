@@ -50,9 +50,8 @@ Status check_prepared_pointers(const PreparedWeights& w) {
 }
 
 Status check_split_k(const MoeArguments& args) {
-  const int32_t s = args.split_k;
-  if (s == 0 || s == 1 || s == 2 || s == 4 || s == 8) return Status();
-  return invalid_argument("split_k", "0 (the planner's choice), 1, 2, 4 or 8", str(s));
+  if (is_valid_split_k(args.split_k)) return Status();
+  return invalid_argument("split_k", "0 (the planner's choice), 1, 2, 4 or 8", str(args.split_k));
 }
 
 Status check_prepared(const MoeArguments& args) {

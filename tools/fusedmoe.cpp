@@ -111,7 +111,7 @@ bool int_option(const Args& args, const std::string& name, int64_t fallback, int
 // --split-k: 1, 2, 4 or 8 (0, the default: the planner's).
 bool split_k_option(const Args& args, int64_t* out, std::string* error) {
   if (!int_option(args, "split-k", 0, 0, 8, out, error)) return false;
-  if (*out == 0 || *out == 1 || *out == 2 || *out == 4 || *out == 8) return true;
+  if (fm::is_valid_split_k(*out)) return true;
   *error = "--split-k: expected 1, 2, 4 or 8, got '" + args.options.at("split-k") + "'";
   return false;
 }

@@ -102,6 +102,10 @@ struct MoeArguments {
   /// default, fast without tuning); 1, 2, 4 or 8 forces it, for benchmarks and tuning.
   int32_t split_k = 0;
 };
+/// Whether `split_k` is a value MoeArguments::split_k takes: 0, 1, 2, 4 or 8.
+inline bool is_valid_split_k(int64_t split_k) {
+  return split_k == 0 || split_k == 1 || split_k == 2 || split_k == 4 || split_k == 8;
+}
 
 Status can_implement(const MoeArguments& args);
 Status workspace_size(const MoeArguments& args, size_t* bytes);
