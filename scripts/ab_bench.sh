@@ -2,7 +2,7 @@
 # On the GPU machine: the same benchmarks for several revisions in one run, interleaved, so
 # that a WIP branch is judged against main on the same GPU, clocks and routing draws.
 #   here:       git bundle create .deps/fusedmoe.bundle main wip/a wip/b
-#   device run: REVS="main wip/a wip/b" BENCH_SETS="--precision fp8_block --m 1,4,16;--precision fp8_channel --m 1" \
+#   device run: [AB_BINS=/tmp/ab] REVS="main wip/a wip/b" BENCH_SETS="--precision fp8_block --m 1,4,16;--precision fp8_channel --m 1" \
 #                 bash scripts/ab_bench.sh          (carry: .deps)
 # Builds the CLI of each revision in one source tree and build directory (a revision rebuilds
 # only the files it changes), then runs every set for every revision ROUNDS times (default 2,
@@ -19,7 +19,8 @@ rounds=${ROUNDS:-2}
 src=$(mktemp -d)/fusedmoe
 git clone -q "$root/.deps/fusedmoe.bundle" "$src" 2> /dev/null || { echo "ab_bench.sh: cannot clone .deps/fusedmoe.bundle"; exit 1; }
 ln -s "$root/.deps" "$src/.deps"
-bins=$(mktemp -d)
+bins=${AB_BINS:-$(mktemp -d)}  # AB_BINS keeps fusedmoe_<i> (rev i of REVS) for later commands
+mkdir -p "$bins"
 build="$src/build/ab"
 # shellcheck source=device_build.sh
 source "$root/scripts/device_build.sh"
