@@ -93,8 +93,11 @@ KernelPath choose_path(const QuantParams& q, int64_t pairs, int64_t num_experts,
   if (is_fp8_format(q.format) && !fp8_grouped_supports(q)) return KernelPath::kSmallM;
   if (is_integer_format(q.format) && !wna16_gemv_supports(q)) return grouped;
   const PathRule rule = path_rule(q);
-  const int64_t min_rows = inter <= kSmallInter ? rule.rows_small_inter : rule.rows;
-  return pairs >= min_rows * active && pairs >= rule.pairs ? grouped : KernelPath::kSmallM;
+  const int64_t min_rows = inter <= kSmallInter   ? rule.rows_small_inter
+                           : inter >= kLargeInter ? rule.rows_large_inter
+                                                  : rule.rows;
+  const bool small = pairs < min_rows * active && (rule.max_small_pairs == 0 || pairs < rule.max_small_pairs);
+  return small ? KernelPath::kSmallM : grouped;
 }
 
 int64_t PreparedQuantSizes::total() const {
@@ -161,7 +164,7 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
   const int64_t resident = c.n_tiles == 1 ? rule.resident_one_tile : rule.resident_four_tiles;
   const int64_t wave = resident * sms;
   const int64_t unsplit = (tiles + kWarps - 1) / kWarps * max_active;
-  const bool one_wave = resident > 0 && unsplit <= kOneWaveMaxUnsplitCtasPerSm * sms;
+  const bool one_wave = resident > 0 && unsplit <= rule.max_unsplit_ctas_per_sm * sms;
   for (int split = 1; split <= kWarps; split *= 2) {
     if (split > 1 && k < split_k_unit * split) break;  // each warp keeps split_k_unit k
     const int64_t row_tiles = kWarps / split;

@@ -35,7 +35,9 @@ bool kernel_family_available(KernelFamily family);
 /// (the PathRule constants below, path_rule) from forced-path measurements on the H200 (docs/PERF.md v14, same-run pairs):
 /// - small_m (the weight-streaming GEMV of the format) below `rows` per active expert
 ///   (`rows_small_inter` when inter <= kSmallInter, where the GEMV's down projection has
-///   K = inter and too little work per CTA) and below `pairs` pairs, else the grouped path;
+///   K = inter and too little work per CTA; `rows_large_inter` when inter >= kLargeInter,
+///   where the grouped kernel has tiles enough to stream at its best) and, where
+///   `max_small_pairs` is set, below that many pairs, else the grouped path;
 /// - on the grouped path the swapped-operand kernel below kSwapMaxRows rows per expert (one
 ///   64-wide N tile per expert re-reads no weights), else the 128-row tiles.
 /// Dense (bf16/fp16): crossover between r = 2 and 4 on Mixtral, Qwen2, Qwen3 (r = 4: swapped
@@ -46,10 +48,15 @@ bool kernel_family_available(KernelFamily family);
 /// loses on the small ones (Qwen3 214 vs 201, Qwen2 174 vs 166; the sum of the four 3% lower
 /// from r = 4), at r = 2 small_m or a tie everywhere (Scout 108 vs 104, DeepSeek-V3 TP8 317
 /// vs 321, Mixtral 367 vs 369), at r = 8 swapped (Qwen2 176 vs 222).
-/// FP8 128x128 blocks (v14, before the v15 quantization change): the block-scale GEMV wins only
-/// at a few pairs on the small experts (DeepSeek M = 1-4: 97 / 120 / 145 vs 116 / 126 / 149;
-/// Scout M = 1-2) and loses everywhere on Mixtral (M = 1: 294 vs 268), so from 16 pairs on the
-/// grouped path; always fp8_gemv for other block shapes (fp8_grouped_supports).
+/// FP8 128x128 blocks (v17, fp8_gemv at 3 resident CTAs and one wave; against v16's rule of
+/// small_m below 16 pairs, same run, bench/results/h200/v17_split_rules/): the GEMV wins at
+/// r <= 2 (Qwen3 M = 4 85.6 -> 67.4 us, M = 16 156 -> 147; Qwen2 M = 4 106 -> 84; DeepSeek
+/// M = 8 146 -> 123, M = 16 204 -> 168; Scout M = 16 99.5 -> 88.9, M = 32 105 -> 97) but not
+/// on Mixtral's large experts (M = 8, r = 2: 338 swapped vs 364); about ties at r = 1 on
+/// Qwen2/Qwen3 M = 8 (1-2% slower); v16's forced paths: loses at r = 4 on Mixtral (M = 16 439
+/// vs 398), ties at r = 4 on Qwen3 (206 vs 210), loses from 256 pairs on DeepSeek-V3 TP8
+/// (M = 32, r = 1: 255 vs 226; M = 64: 405 vs 295: 56 block scales per row); always fp8_gemv
+/// for other block shapes (fp8_grouped_supports).
 /// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = 48, then dequantization into
 /// bf16/fp16 chunks + the grouped GEMM (v11: at r = 32 wna16_gemv wins, Qwen2 482 vs 791 us;
 /// at r = 64 the dequant path, Mixtral 2231 vs 2628); always the latter for layouts
@@ -61,14 +68,16 @@ bool kernel_family_available(KernelFamily family);
 struct PathRule {
   int64_t rows;              ///< grouped from this many rows per active expert
   int64_t rows_small_inter;  ///< the same when inter <= kSmallInter
-  int64_t pairs;             ///< and from this many pairs
+  int64_t rows_large_inter;  ///< the same when inter >= kLargeInter
+  int64_t max_small_pairs;   ///< and from this many pairs at any rows (0: no such bound)
 };
 inline constexpr int64_t kSmallInter = 256;
+inline constexpr int64_t kLargeInter = 8192;
 inline constexpr int64_t kSwapMaxRows = 48;
-inline constexpr PathRule kDensePathRule{4, 2, 0};
-inline constexpr PathRule kFp8PathRule{4, 4, 0};
-inline constexpr PathRule kFp8BlockPathRule{0, 0, 16};
-inline constexpr PathRule kIntegerPathRule{48, 48, 0};
+inline constexpr PathRule kDensePathRule{4, 2, 4, 0};
+inline constexpr PathRule kFp8PathRule{4, 4, 4, 0};
+inline constexpr PathRule kFp8BlockPathRule{4, 2, 2, 256};
+inline constexpr PathRule kIntegerPathRule{48, 48, 48, 0};
 /// The rule choose_path applies to these weights (the table above).
 PathRule path_rule(const QuantParams& quant);
 KernelPath choose_path(const QuantParams& quant, int64_t pairs, int64_t num_experts, int64_t inter,
@@ -124,30 +133,38 @@ struct SmallMSplitRule {
   /// The kernel's resident CTAs per SM with one n-tile and with four (0: the multi-wave rule).
   /// Multi-wave: the smallest split whose grid reaches kSplitTargetCtasPerSm CTAs per SM, or
   /// the largest K allows. One wave (resident CTAs R > 0, and the unsplit grid at most
-  /// kOneWaveMaxUnsplitCtasPerSm per SM, else multi-wave): the largest split whose grid fits
+  /// max_unsplit_ctas_per_sm per SM, else multi-wave): the largest split whose grid fits
   /// R CTAs per SM, split 1 when even that grid does not, so that every CTA's fixed latency
   /// (the expert lookup, the split-K reduction, the epilogue) is paid once.
   int32_t resident_one_tile;
   int32_t resident_four_tiles;
+  int32_t max_unsplit_ctas_per_sm;
 };
 /// The multi-wave target (v3: at 1-2 CTAs per SM the last partial wave of large CTAs cost
 /// Mixtral M = 1 a third of its bandwidth).
 inline constexpr int32_t kSplitTargetCtasPerSm = 8;
-/// v16, between measured points: DeepSeek-V3 TP8 gate-up at M = 32-64 (1024 CTAs unsplit on
-/// 132 SMs) ran 20-27% slower unsplit than at v3's split 2 (same run); Qwen2's down GEMV at
-/// M = 4 (896 CTAs) took 80 us one-wave against 87 multi-wave (two runs).
-inline constexpr int32_t kOneWaveMaxUnsplitCtasPerSm = 7;
-/// Dense and wna16 GEMVs: multi-wave (one wave measured 0-17% slower on Mixtral and Scout
-/// M = 16, 5-10% faster on Qwen2/Qwen3 M = 1, v16: not adopted).
-inline constexpr SmallMSplitRule kDenseSplitRule{0, 0};
+/// The FP8 GEMVs' one-wave bound on the unsplit grid (v16, between measured points:
+/// DeepSeek-V3 TP8 gate-up at M = 32-64, 1024 CTAs unsplit on 132 SMs, ran 20-27% slower
+/// unsplit than at v3's split 2, same run; Qwen2's down GEMV at M = 4, 896 CTAs, took 80 us
+/// one-wave against 87 multi-wave, two runs).
+inline constexpr int32_t kFp8OneWaveMaxUnsplitCtasPerSm = 7;
+/// Dense and wna16 GEMVs (one n-tile: 2 resident CTAs by ptxas): one wave only while the
+/// unsplit grid has at most one CTA per SM (v17: every split pair 1-8 x 1-8 of both GEMVs
+/// measured at M = 1, 4, 16 on the five shapes, bf16 and w4a16, one run; this rule's choices
+/// average 1.8% over each point's best pair, v16's multi-wave rule 3.9%, and are slower
+/// nowhere: bf16 Qwen3 M = 1 39 -> 35 us, w4a16 Qwen2 M = 1 38 -> 33, DeepSeek M = 4 67 -> 62,
+/// Scout M = 4 38 -> 34. A bound of two per SM was measured too, same run as the FP8 changes:
+/// one wave at split 1 for 256-CTA grids of long K, bf16 Scout M = 16 114 -> 132 us, Mixtral
+/// M = 4 634 -> 657; as at Mixtral M = 1's gate-up, 448 CTAs, 13-17% slower in v16).
+inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
 /// fp8_gemv with per-tensor / per-row weight scales, no register bound: one n-tile 94-102
 /// registers (2 CTAs) split, 64-78 (3-4) unsplit; four n-tiles 108-138 (1-2). One wave of 2
 /// at both (v16: Mixtral M = 64, four n-tiles, 659 vs 693 us multi-wave).
-inline constexpr SmallMSplitRule kFp8SplitRule{2, 2};
+inline constexpr SmallMSplitRule kFp8SplitRule{2, 2, kFp8OneWaveMaxUnsplitCtasPerSm};
 /// fp8_gemv with block scales: one n-tile compiled for 3 resident CTAs (__launch_bounds__;
 /// 96-128 registers and 2 CTAs unbounded); four n-tiles 238-246 registers, 1 CTA, multi-wave
 /// (v16: Mixtral M = 64 1008 us one-wave vs 955).
-inline constexpr SmallMSplitRule kFp8BlockSplitRule{3, 0};
+inline constexpr SmallMSplitRule kFp8BlockSplitRule{3, 0, kFp8OneWaveMaxUnsplitCtasPerSm};
 
 /// The small-M kernel's CTA has 8 warps; a warp owns one 16-row tile (8 gate/up column pairs,
 /// or 16 down rows). Split-K trades row tiles for K slices by `rule`, as long as each warp's

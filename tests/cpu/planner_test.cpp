@@ -203,14 +203,22 @@ TEST(Planner, Fp8PathByRowsPerExpertAndScaling) {
   EXPECT_EQ(choose_path(q, 256 * 2, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);  // DeepSeek M = 64
   EXPECT_EQ(choose_path(q, 256 * 4, 256, 256, KernelPath::kAuto), KernelPath::kGroupedSwapped);
   EXPECT_EQ(choose_path(q, 256 * kSwapMaxRows, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
-  // 128 x 128 blocks: the grouped path from kFp8BlockPathRule.pairs pairs at any rows per expert.
+  // 128 x 128 blocks: fp8_gemv below 4 rows per active expert (2 with inter <= 256 or >= 8192) and below
+  // kFp8BlockPathRule.max_small_pairs pairs.
   q.format = WeightFormat::kFP8Block;
   q.act_quant = ActQuant::kPerGroup;
   q.block_n = q.block_k = 128;
-  const int64_t pairs = kFp8BlockPathRule.pairs;
+  EXPECT_EQ(choose_path(q, 2, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);        // Mixtral M = 1
+  EXPECT_EQ(choose_path(q, 32, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);  // Mixtral M = 16, r = 4
+  EXPECT_EQ(choose_path(q, 32, 128, 768, KernelPath::kAuto), KernelPath::kSmallM);       // Qwen3 M = 4
+  EXPECT_EQ(choose_path(q, 512, 128, 768, KernelPath::kAuto), KernelPath::kGroupedSwapped);  // Qwen3 M = 64, r = 4
+  EXPECT_EQ(choose_path(q, 128, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);      // DeepSeek M = 16, r = 1
+  const int64_t pairs = kFp8BlockPathRule.max_small_pairs;
   EXPECT_EQ(choose_path(q, pairs - 1, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, pairs, 256, 256, KernelPath::kAuto), KernelPath::kGroupedSwapped);
-  EXPECT_EQ(choose_path(q, 2, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);  // Mixtral M = 1
+  EXPECT_EQ(choose_path(q, pairs, 256, 256, KernelPath::kAuto), KernelPath::kGroupedSwapped);  // DeepSeek M = 32, r = 1
+  EXPECT_EQ(choose_path(q, 32, 16, 1024, KernelPath::kAuto), KernelPath::kSmallM);       // Scout M = 32, r = 2
+  EXPECT_EQ(choose_path(q, 8, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);        // Mixtral M = 4, r = 1
+  EXPECT_EQ(choose_path(q, 16, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);  // M = 8, r = 2: large experts
   EXPECT_EQ(choose_path(q, 8 * kSwapMaxRows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
   // Other block shapes: fp8_gemv at any batch unless forced.
   q.block_n = 64;
@@ -369,15 +377,22 @@ TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
   EXPECT_EQ(c.ctas, 448);
   // Qwen3 gate-up at M = 1: 96 tiles on 8 experts, K = 2048: 96, 192, 384, 768 CTAs at
   // split 1..8: the largest within one wave is split 2 at 264 slots, split 4 at 396 (block
-  // rule, 3 per SM); the dense rule goes to split 8.
+  // rule, 3 per SM); split 2 under the dense rule (one wave: 96 CTAs unsplit, within one per SM).
   c = choose_small_m_config(96, 8, 8, 2048, 132, 128, kFp8SplitRule);
   EXPECT_EQ(c.split_k, 2);
   EXPECT_EQ(c.ctas, 192);
   c = choose_small_m_config(96, 8, 8, 2048, 132, 128, kFp8BlockSplitRule);
   EXPECT_EQ(c.split_k, 4);
   EXPECT_EQ(c.ctas, 384);
-  EXPECT_EQ(choose_small_m_config(96, 8, 8, 2048, 132).split_k, 8);
-  // Qwen2 down at M = 4: 896 CTAs unsplit (6.8 per SM) stay unsplit.
+  EXPECT_EQ(choose_small_m_config(96, 8, 8, 2048, 132).split_k, 2);
+  // The dense rule takes one wave only while the unsplit grid has at most one CTA per SM:
+  // Qwen3 gate-up at M = 1 above (96 CTAs unsplit) splits 2; Mixtral down at M = 1 (32 CTAs
+  // per expert x 2) splits 4 (256 CTAs, within 2 per SM); Qwen2 down at M = 1 (224 CTAs) and
+  // Mixtral gate-up at M = 1 (448) are multi-wave: split 4 (896 and 1792 CTAs).
+  EXPECT_EQ(choose_small_m_config(224, 8, 8, 640, 132).split_k, 4);
+  EXPECT_EQ(choose_small_m_config(256, 2, 2, 14336, 132).split_k, 4);
+  EXPECT_EQ(choose_small_m_config(1792, 2, 2, 4096, 132).split_k, 4);
+  // Qwen2 down at M = 4: 896 CTAs unsplit (6.8 per SM) stay unsplit under the FP8 rule.
   EXPECT_EQ(choose_small_m_config(224, 32, 32, 640, 132, 128, kFp8SplitRule).split_k, 1);
   // Past seven CTAs per SM unsplit, the multi-wave choice: DeepSeek gate-up at M = 32 (256
   // experts x 4 = 1024 CTAs) takes split 2 (2048 CTAs) as the dense rule does.
