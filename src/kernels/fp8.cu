@@ -259,7 +259,11 @@ constexpr int kFp8GemvMinBlocks = kBlock && kNTiles == 1 ? 3 : 0;
 template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock>
 __global__ void __launch_bounds__(kThreads, (kFp8GemvMinBlocks<kNTiles, kBlock>)) fp8_gemv_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv) {
   constexpr int kTokensPerPass = 8 * kNTiles;
-  constexpr int kUnroll = 2;  // 64-k steps in flight (x2 with the pipeline): 64 bytes per lane and row
+  // 64-k steps in flight (x2 with the pipeline): 64 bytes per lane and row, 128 for a split
+  // grid with one n-tile and per-tensor/row scales (the split variants hold 94-102 registers,
+  // 2 CTAs per SM, which four steps' 128 keep; unsplit, 64-78 registers run 3-4 CTAs, and four
+  // steps there measured 3-17% slower at M = 4-16 on the small experts, v17).
+  constexpr int kUnroll = kSplitK > 1 && kNTiles == 1 && !kBlock ? 4 : 2;
   __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
 
   wait_for_predecessor();
