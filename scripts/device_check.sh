@@ -4,7 +4,7 @@
 # Needs .deps/ carried along (scripts/setup.sh makes it here): CUTLASS headers and the
 # GoogleTest sources. Logs go to $OUT (or ./out): build.log, ctest.log, ctest_phases.txt (each
 # GPU test's time by phase), checks.txt (info,
-# fusedmoe check, sanitizers), bench.txt (every bench table), bench_csv.tar.gz (bench_<precision>.csv),
+# fusedmoe check, sanitizers), bench.txt (every bench table), bench_csv.tar.gz (bench_<precision>.csv and .json),
 # summary.txt.
 #   device run: bash scripts/device_check.sh         (carry: .deps; first, here:
 #     git rev-parse --short=12 HEAD > .deps/REVISION  so the results name the tree)
@@ -97,13 +97,14 @@ done
 csv_dir=$(mktemp -d)
 want bench && for precision in ${BENCH_PRECISIONS:-bf16 w4a16 w8a16 fp8_tensor fp8_channel fp8_block}; do
   start=$(t)
-  "$build/fusedmoe" bench --precision "$precision" --csv "$csv_dir/bench_$precision.csv" ${BENCH_ARGS:-} >> "$out/bench.txt" 2>&1
+  "$build/fusedmoe" bench --precision "$precision" --csv "$csv_dir/bench_$precision.csv" \
+    --json "$csv_dir/bench_$precision.json" ${BENCH_ARGS:-} >> "$out/bench.txt" 2>&1
   status=$?
   [ $status -eq 0 ] || overall=1
   row "bench $precision" "$([ $status -eq 0 ] && echo ok || echo FAIL)" \
     "$(($(wc -l < "$csv_dir/bench_$precision.csv") - 1)) points, $(since "$start")"
 done
-# One archive of the CSVs: the device returns at most 8 files.
+# One archive of the CSVs and JSONs: the device returns at most 8 files.
 want bench && tar -czf "$out/bench_csv.tar.gz" -C "$csv_dir" . 2>/dev/null
 # Forced paths side by side (BENCH_PATHS="small_m grouped_gemm", BENCH_PATH_PRECISION (bf16),
 # BENCH_PATH_ARGS narrows the grid).

@@ -10,9 +10,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "bench_kernels.h"
+#include "bench_report.h"
 #include "cublas_peer.h"
 #include "gpu_layer.h"
 #include "fusedmoe/build_info.h"
@@ -288,11 +291,29 @@ int bench_main(const BenchOptions& opt) {
     const auto peers = load_peers(opt.peers_file, peer_col);
     std::printf("peer: %s\n", peer_col.empty() ? "none for this precision in the vLLM table"
                                                 : (peer_col + " of " + opt.peers_file).c_str());
-    std::FILE* csv = opt.csv_path.empty() ? nullptr : std::fopen(opt.csv_path.c_str(), "w");
-    if (csv) {
-      std::fprintf(csv, "gpu,git,precision,shape,m,us,bytes,flops,tb_s,tflop_s,floor_us,pct_roofline,"
-                        "read_tbs,matmul_tfs,vllm_us,speedup_vs_vllm,path,cublas_us,speedup_vs_cublas\n");
+    BenchRun context;
+    context.gpu = dev.name;
+    context.git = b.git_revision;
+    context.cuda = b.cuda_version;
+    context.precision = precision.name;
+    context.path_option = to_string(opt.path);
+    context.split_k = opt.split_k;
+    context.read_tbs = roof.read_tbs;
+    context.matmul_tfs = roof.matmul_tfs;
+    context.matmul_kind = roof.matmul_kind;
+    context.peer_column = peer_col;
+    // Both files are opened before the first point, so that a bad path fails at once.
+    if (!opt.json_path.empty()) {
+      st = write_text_file(opt.json_path, "", "--json");
+      if (!st.ok()) throw CudaFailure{st.message()};
     }
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(
+        opt.csv_path.empty() ? nullptr : std::fopen(opt.csv_path.c_str(), "w"), &std::fclose);
+    if (!opt.csv_path.empty() && csv == nullptr) {
+      throw CudaFailure{"--csv: cannot open '" + opt.csv_path + "' for writing: " + std::strerror(errno)};
+    }
+    if (csv) std::fputs(bench_csv_header().c_str(), csv.get());
+    std::vector<BenchPoint> points;
     std::printf("%-20s %6s %-12s %10s %8s %8s %9s %7s %10s %8s %10s %8s\n", "shape", "m", "path", "us", "TB/s", "TFLOP/s",
                 "floor_us", "%roof", "vllm_us", "speedup", "cublas_us", "vs_cublas");
     int failures = 0;
@@ -351,32 +372,45 @@ int bench_main(const BenchOptions& opt) {
         const double flops = 2.0 * m * shape.topk * 3.0 * shape.hidden * shape.inter;
         const double floor_us = std::max(bytes / (roof.read_tbs * 1e12), flops / (roof.matmul_tfs * 1e12)) * 1e6;
         const auto peer = peers.find({spec.name, m});
-        const double vllm = peer == peers.end() ? 0.0 : peer->second;
+        BenchPoint point;
+        point.shape = spec.name;
+        point.m = m;
+        point.path = to_string(planned);
+        point.us = us;
+        point.bytes = bytes;
+        point.flops = flops;
+        point.floor_us = floor_us;
+        point.vllm_us = peer == peers.end() ? 0.0 : peer->second;
+        point.cublas_us = cublas_us;
+        points.push_back(point);
         char peer_us[32] = "-", speedup[32] = "-", cublas_col[32] = "-", vs_cublas[32] = "-";
-        if (vllm > 0) {
-          std::snprintf(peer_us, sizeof peer_us, "%.1f", vllm);
-          std::snprintf(speedup, sizeof speedup, "%.2fx", vllm / us);
+        if (point.vllm_us > 0) {
+          std::snprintf(peer_us, sizeof peer_us, "%.1f", point.vllm_us);
+          std::snprintf(speedup, sizeof speedup, "%.2fx", point.speedup_vs_vllm());
         }
-        if (cublas_us > 0) {
-          std::snprintf(cublas_col, sizeof cublas_col, "%.1f", cublas_us);
-          std::snprintf(vs_cublas, sizeof vs_cublas, "%.2fx", cublas_us / us);
+        if (point.cublas_us > 0) {
+          std::snprintf(cublas_col, sizeof cublas_col, "%.1f", point.cublas_us);
+          std::snprintf(vs_cublas, sizeof vs_cublas, "%.2fx", point.speedup_vs_cublas());
         }
         std::printf("%-20s %6lld %-12s %10.1f %8.2f %8.1f %9.1f %6.1f%% %10s %8s %10s %8s\n", spec.name.c_str(),
-                    static_cast<long long>(m), to_string(planned), us, bytes / us / 1e6, flops / us / 1e6, floor_us,
-                    100.0 * floor_us / us, peer_us, speedup, cublas_col, vs_cublas);
+                    static_cast<long long>(m), point.path.c_str(), us, point.tb_s(), point.tflop_s(), floor_us,
+                    point.pct_roofline(), peer_us, speedup, cublas_col, vs_cublas);
         if (csv) {
-          std::fprintf(csv, "%s,%s,%s,%s,%lld,%.2f,%.0f,%.0f,%.3f,%.2f,%.2f,%.1f,%.3f,%.1f,%.1f,%.3f,%s,%.2f,%.3f\n",
-                       dev.name.c_str(),
-                       b.git_revision.c_str(), precision.name.c_str(), spec.name.c_str(), static_cast<long long>(m), us,
-                       bytes, flops, bytes / us / 1e6, flops / us / 1e6, floor_us, 100.0 * floor_us / us, roof.read_tbs,
-                       roof.matmul_tfs, vllm, vllm > 0 ? vllm / us : 0.0, to_string(planned), cublas_us,
-                       cublas_us > 0 ? cublas_us / us : 0.0);
+          std::fputs(bench_csv_line(context, point).c_str(), csv.get());
+          std::fflush(csv.get());
         }
         std::fflush(stdout);
       }
     }
-    if (csv) std::fclose(csv);
+    csv.reset();
     cudaStreamDestroy(stream);
+    if (!opt.json_path.empty()) {
+      st = write_text_file(opt.json_path, bench_json(context, points), "--json");
+      if (!st.ok()) {
+        std::fprintf(stderr, "fusedmoe bench: %s\n", st.message().c_str());
+        return 1;
+      }
+    }
     return failures == 0 ? 0 : 1;
   } catch (const CudaFailure& f) {
     std::fprintf(stderr, "fusedmoe bench: %s\n", f.what.c_str());

@@ -15,6 +15,7 @@ struct BenchOptions {
   std::vector<int64_t> batch_sizes;
   std::string precision = "bf16";
   std::string csv_path;            ///< empty: no CSV
+  std::string json_path;           ///< empty: no JSON (bench_report.h)
   std::string peers_file;          ///< bench/peers_h200.csv
   /// Timed replays per point: about this long, 10..200 of them. Short on purpose: sustained
   /// runs at large M hit the H200's software power cap (Qwen3 M = 4096: 726 us over ~40
@@ -24,7 +25,7 @@ struct BenchOptions {
   int32_t split_k = 0;                  ///< the small-M GEMVs' split-K: 0 the planner's, else forced
 };
 
-/// Prints a table (and writes the CSV); 0 when every point ran, 1 otherwise, 2 without a GPU.
+/// Prints a table (and writes the CSV and JSON); 0 when every point ran, 1 otherwise, 2 without a GPU.
 int bench_main(const BenchOptions& options);
 
 }  // namespace fusedmoe::tools

@@ -59,6 +59,7 @@ const char* kUsage =
     "  --m 1,2,4                 batch sizes (default: the shapes file's, up to 4096)\n"
     "  --precision NAME          as for check (default bf16)\n"
     "  --csv PATH                also write the rows as CSV\n"
+    "  --json PATH               also write the run (context, rooflines, points) as JSON\n"
     "  --seconds S               time per point (default 0.05; longer runs meet the power cap)\n"
     "  --path P                  auto (default), small_m, grouped_gemm or grouped_swapped: force a path\n"
     "  --split-k N               as for check\n";
@@ -415,7 +416,7 @@ int cmd_bench(const Args& args) {
   (void)args;
   return usage_error("bench needs a CUDA build (this one is CPU-only)");
 #else
-  static const char* kKnown[] = {"shape", "m", "precision", "csv", "seconds", "shapes-file", "path", "split-k"};
+  static const char* kKnown[] = {"shape", "m", "precision", "csv", "json", "seconds", "shapes-file", "path", "split-k"};
   for (const auto& kv : args.options) {
     bool known = false;
     for (const char* k : kKnown) known = known || kv.first == k;
@@ -448,6 +449,7 @@ int cmd_bench(const Args& args) {
   }
   if (args.options.count("precision")) opt.precision = args.options.at("precision");
   if (args.options.count("csv")) opt.csv_path = args.options.at("csv");
+  if (args.options.count("json")) opt.json_path = args.options.at("json");
   if (args.options.count("seconds")) opt.seconds_per_point = std::atof(args.options.at("seconds").c_str());
   if (!(opt.seconds_per_point > 0.0)) return usage_error("--seconds: expected a positive number");
   if (args.options.count("path")) {

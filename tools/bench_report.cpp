@@ -1,0 +1,139 @@
+#include "bench_report.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace fusedmoe::tools {
+namespace {
+
+// printf into a std::string.
+template <typename... Args>
+std::string format(const char* fmt, Args... args) {
+  const int n = std::snprintf(nullptr, 0, fmt, args...);
+  std::string s(static_cast<size_t>(n > 0 ? n : 0), '\0');
+  if (n > 0) std::snprintf(&s[0], s.size() + 1, fmt, args...);
+  return s;
+}
+
+// RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          out += format("\\u%04x", static_cast<unsigned>(c));
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// A JSON number with `fmt`'s digits; null when not finite (JSON has no NaN or infinity).
+std::string json_number(const char* fmt, double v) { return std::isfinite(v) ? format(fmt, v) : "null"; }
+
+// The per-point columns in CSV order, each with its JSON/CSV text: one table serves both files.
+struct Column {
+  const char* name;
+  std::string text;  // CSV text (strings unquoted)
+  bool is_string;
+};
+
+std::vector<Column> point_columns(const BenchPoint& p) {
+  return {
+      {"shape", p.shape, true},
+      {"m", format("%lld", static_cast<long long>(p.m)), false},
+      {"us", json_number("%.2f", p.us), false},
+      {"bytes", json_number("%.0f", p.bytes), false},
+      {"flops", json_number("%.0f", p.flops), false},
+      {"tb_s", json_number("%.3f", p.tb_s()), false},
+      {"tflop_s", json_number("%.2f", p.tflop_s()), false},
+      {"floor_us", json_number("%.2f", p.floor_us), false},
+      {"pct_roofline", json_number("%.1f", p.pct_roofline()), false},
+      {"vllm_us", json_number("%.1f", p.vllm_us), false},
+      {"speedup_vs_vllm", json_number("%.3f", p.speedup_vs_vllm()), false},
+      {"path", p.path, true},
+      {"cublas_us", json_number("%.2f", p.cublas_us), false},
+      {"speedup_vs_cublas", json_number("%.3f", p.speedup_vs_cublas()), false},
+  };
+}
+
+}  // namespace
+
+std::string bench_csv_header() {
+  return "gpu,git,precision,shape,m,us,bytes,flops,tb_s,tflop_s,floor_us,pct_roofline,"
+         "read_tbs,matmul_tfs,vllm_us,speedup_vs_vllm,path,cublas_us,speedup_vs_cublas\n";
+}
+
+std::string bench_csv_line(const BenchRun& run, const BenchPoint& p) {
+  const std::vector<Column> c = point_columns(p);
+  // The header's order: the run's gpu, git and precision, the point's columns up to
+  // pct_roofline, the run's rooflines, then the point's remaining columns.
+  std::string line = csv_field(run.gpu) + "," + csv_field(run.git) + "," + csv_field(run.precision);
+  for (const Column& col : c) {
+    if (std::strcmp(col.name, "vllm_us") == 0) {
+      line += "," + json_number("%.3f", run.read_tbs) + "," + json_number("%.1f", run.matmul_tfs);
+    }
+    line += "," + csv_field(col.text);
+  }
+  return line + "\n";
+}
+
+std::string bench_json(const BenchRun& run, const std::vector<BenchPoint>& points) {
+  std::string s = "{\n";
+  s += "  \"gpu\": " + json_string(run.gpu) + ",\n";
+  s += "  \"git\": " + json_string(run.git) + ",\n";
+  s += "  \"cuda\": " + json_string(run.cuda) + ",\n";
+  s += "  \"precision\": " + json_string(run.precision) + ",\n";
+  s += "  \"path_option\": " + json_string(run.path_option) + ",\n";
+  s += "  \"split_k\": " + format("%d", static_cast<int>(run.split_k)) + ",\n";
+  s += "  \"rooflines\": {\"read_tbs\": " + json_number("%.3f", run.read_tbs) +
+       ", \"matmul_tfs\": " + json_number("%.1f", run.matmul_tfs) +
+       ", \"matmul_kind\": " + json_string(run.matmul_kind) + "},\n";
+  s += "  \"peer_column\": " + json_string(run.peer_column) + ",\n";
+  s += "  \"points\": [";
+  for (size_t i = 0; i < points.size(); ++i) {
+    s += i ? ",\n    {" : "\n    {";
+    const std::vector<Column> c = point_columns(points[i]);
+    for (size_t j = 0; j < c.size(); ++j) {
+      s += (j ? ", " : "") + json_string(c[j].name) + ": " + (c[j].is_string ? json_string(c[j].text) : c[j].text);
+    }
+    s += "}";
+  }
+  s += points.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return s;
+}
+
+Status write_text_file(const std::string& path, const std::string& text, const char* what) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(what) + ": cannot open '" + path + "' for writing: " + std::strerror(errno));
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed) {
+    return Status(StatusCode::kInternal, std::string(what) + ": writing '" + path + "' failed");
+  }
+  return Status();
+}
+
+}  // namespace fusedmoe::tools
