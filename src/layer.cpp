@@ -374,7 +374,8 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
                                                                            : kFp8SplitRule;
     const SmallMGemmConfig cfg =
         choose_small_m_config(kernels::grouped_gemv_tiles(gate_up, n_out), max_active, pairs, k, sms, unit, rule);
-    g.split_k = args.split_k > 0 ? args.split_k : cfg.split_k;
+    const int32_t forced_split = gate_up ? args.split_k_gate_up : args.split_k_down;
+    g.split_k = forced_split > 0 ? forced_split : cfg.split_k;
     g.n_tiles = cfg.n_tiles;
     cudaError_t e = cudaSuccess;
     if (fp8) {

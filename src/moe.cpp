@@ -2,6 +2,7 @@
 // Validation is complete here; launching waits for the kernel families (src/kernels/).
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "check.h"
 #include "planner.h"
@@ -50,8 +51,11 @@ Status check_prepared_pointers(const PreparedWeights& w) {
 }
 
 Status check_split_k(const MoeArguments& args) {
-  if (is_valid_split_k(args.split_k)) return Status();
-  return invalid_argument("split_k", "0 (the planner's choice), 1, 2, 4 or 8", str(args.split_k));
+  for (const auto& [name, value] : {std::pair<const char*, int32_t>{"split_k_gate_up", args.split_k_gate_up},
+                                    std::pair<const char*, int32_t>{"split_k_down", args.split_k_down}}) {
+    if (!is_valid_split_k(value)) return invalid_argument(name, "0 (the planner's choice), 1, 2, 4 or 8", str(value));
+  }
+  return Status();
 }
 
 Status check_prepared(const MoeArguments& args) {

@@ -283,7 +283,7 @@ int bench_main(const BenchOptions& opt) {
     const BuildInfo b = build_info();
     std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s; path %s%s\n", dev.name.c_str(),
                 dev.sm_count, b.git_revision.c_str(), b.cuda_version.c_str(), precision.name.c_str(), to_string(opt.path),
-                opt.split_k > 0 ? ("; split_k " + std::to_string(opt.split_k) + " (small_m points)").c_str() : "");
+                opt.split_k.forced() ? ("; split_k " + opt.split_k.to_string() + " (small_m points)").c_str() : "");
     std::printf("rooflines (this run): read %.2f TB/s (4 GiB, 16-byte loads), dense %s matmul %.0f TFLOP/s "
                 "(cuBLAS 8192^3)\n",
                 roof.read_tbs, roof.matmul_kind, roof.matmul_tfs);
@@ -297,7 +297,8 @@ int bench_main(const BenchOptions& opt) {
     context.cuda = b.cuda_version;
     context.precision = precision.name;
     context.path_option = to_string(opt.path);
-    context.split_k = opt.split_k;
+    context.split_k_gate_up = opt.split_k.gate_up;
+    context.split_k_down = opt.split_k.down;
     context.read_tbs = roof.read_tbs;
     context.matmul_tfs = roof.matmul_tfs;
     context.matmul_kind = roof.matmul_kind;

@@ -7,6 +7,7 @@
 
 #include "fusedmoe/moe.h"
 #include "shapes.h"
+#include "split_k.h"
 
 namespace fusedmoe::tools {
 
@@ -22,7 +23,7 @@ struct BenchOptions {
   /// replays, 783 us over 200), while the rooflines are measured over 10-20 runs.
   double seconds_per_point = 0.05;
   KernelPath path = KernelPath::kAuto;  ///< dense layers: the planner's path or a forced one
-  int32_t split_k = 0;                  ///< the small-M GEMVs' split-K: 0 the planner's, else forced
+  SplitK split_k;                       ///< the small-M GEMVs' split-K: 0 the planner's, else forced
 };
 
 /// Prints a table (and writes the CSV and JSON); 0 when every point ran, 1 otherwise, 2 without a GPU.

@@ -104,7 +104,8 @@ std::string bench_json(const BenchRun& run, const std::vector<BenchPoint>& point
   s += "  \"cuda\": " + json_string(run.cuda) + ",\n";
   s += "  \"precision\": " + json_string(run.precision) + ",\n";
   s += "  \"path_option\": " + json_string(run.path_option) + ",\n";
-  s += "  \"split_k\": " + format("%d", static_cast<int>(run.split_k)) + ",\n";
+  s += "  \"split_k\": {\"gate_up\": " + format("%d", static_cast<int>(run.split_k_gate_up)) +
+       ", \"down\": " + format("%d", static_cast<int>(run.split_k_down)) + "},\n";
   s += "  \"rooflines\": {\"read_tbs\": " + json_number("%.3f", run.read_tbs) +
        ", \"matmul_tfs\": " + json_number("%.1f", run.matmul_tfs) +
        ", \"matmul_kind\": " + json_string(run.matmul_kind) + "},\n";

@@ -18,7 +18,8 @@ struct BenchRun {
   std::string cuda;
   std::string precision;
   std::string path_option = "auto";  ///< --path: auto, or the forced path
-  int32_t split_k = 0;                ///< --split-k: 0 for the planner's
+  int32_t split_k_gate_up = 0;        ///< --split-k: 0 for the planner's
+  int32_t split_k_down = 0;
   double read_tbs = 0.0;              ///< streaming-read roofline measured in the run
   double matmul_tfs = 0.0;            ///< dense matmul rate measured in the run
   std::string matmul_kind;            ///< which matmul (bf16, e4m3 ...)
@@ -51,7 +52,7 @@ std::string bench_csv_header();
 std::string bench_csv_line(const BenchRun& run, const BenchPoint& point);
 
 /// The whole run as one JSON object: {"gpu", "git", "cuda", "precision", "path_option",
-/// "split_k", "rooflines": {"read_tbs", "matmul_tfs", "matmul_kind"}, "peer_column",
+/// "split_k": {"gate_up", "down"}, "rooflines": {"read_tbs", "matmul_tfs", "matmul_kind"}, "peer_column",
 /// "points": [{the CSV's per-point columns}]}. Strings are escaped; numbers are finite (a
 /// non-finite value is written as null).
 std::string bench_json(const BenchRun& run, const std::vector<BenchPoint>& points);

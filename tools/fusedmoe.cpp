@@ -15,6 +15,7 @@
 #include "fusedmoe_ref/synthetic.h"
 #include "fusedmoe_ref/tolerance.h"
 #include "shapes.h"
+#include "split_k.h"
 #ifdef FUSEDMOE_WITH_CUDA
 #include "bench.h"
 #include "gpu_layer.h"
@@ -51,7 +52,8 @@ const char* kUsage =
     "  --activation NAME         silu (default), gelu, gelu_tanh\n"
     "  --seed N                  random seed (default 1)\n"
     "  --path P                  auto (default), small_m, grouped_gemm or grouped_swapped: force a path\n"
-    "  --split-k N               1, 2, 4 or 8: force the small-M GEMVs' split-K (default: the planner's)\n"
+    "  --split-k N | G,D         1, 2, 4 or 8: force the small-M GEMVs' split-K, both or gate-up,down\n"
+    "                            (default: the planner's)\n"
     "  --shapes-file PATH        default: $FUSEDMOE_SHAPES or the repository's shapes/models.json\n"
     "\n"
     "bench options:\n"
@@ -109,12 +111,14 @@ bool int_option(const Args& args, const std::string& name, int64_t fallback, int
   return true;
 }
 
-// --split-k: 1, 2, 4 or 8 (0, the default: the planner's).
-bool split_k_option(const Args& args, int64_t* out, std::string* error) {
-  if (!int_option(args, "split-k", 0, 0, 8, out, error)) return false;
-  if (fm::is_valid_split_k(*out)) return true;
-  *error = "--split-k: expected 1, 2, 4 or 8, got '" + args.options.at("split-k") + "'";
-  return false;
+// --split-k N or G,D (absent: the planner's).
+bool split_k_option(const Args& args, ft::SplitK* out, std::string* error) {
+  const auto it = args.options.find("split-k");
+  if (it == args.options.end()) {
+    *out = ft::SplitK();
+    return true;
+  }
+  return ft::parse_split_k(it->second, out, error);
 }
 
 std::string shapes_path(const Args& args) {
@@ -231,7 +235,8 @@ int cmd_check(const Args& args) {
                                                 model_routing.config.routed_scaling_factor, &spec.routing);
     if (!st.ok()) return status_error(st);
   }
-  int64_t m, seed, split_k;
+  int64_t m, seed;
+  ft::SplitK split_k;
   if (!int_option(args, "m", 16, 0, int64_t{1} << 31, &m, &error) ||
       !int_option(args, "seed", 1, 0, INT64_MAX, &seed, &error) ||
       !split_k_option(args, &split_k, &error)) {
@@ -265,7 +270,7 @@ int cmd_check(const Args& args) {
               spec.name.c_str(), shape.num_experts, static_cast<long long>(shape.hidden),
               static_cast<long long>(shape.inter), shape.topk, static_cast<long long>(m), precision.name.c_str(),
               routing_mode.c_str(), static_cast<long long>(seed), fm::to_string(forced),
-              split_k > 0 ? (" split_k " + std::to_string(split_k)).c_str() : "");
+              split_k.forced() ? (" split_k " + split_k.to_string()).c_str() : "");
 
   const auto t0 = std::chrono::steady_clock::now();
   // FP8: the weights quantized from dense ones (kept for the bf16 layer the error
@@ -354,8 +359,7 @@ int cmd_check(const Args& args) {
   st = layer.load_weights(shape, precision.act_dtype, checkpoint, nullptr);
   fusedmoe::ref::Routing given{data.topk_ids, data.topk_weights};
   if (st.ok()) {
-    st = layer.set_inputs(data.inputs, data.inputs.router_logits ? nullptr : &given, forced,
-                          static_cast<int32_t>(split_k));
+    st = layer.set_inputs(data.inputs, data.inputs.router_logits ? nullptr : &given, forced, split_k);
   }
   if (st.ok()) st = layer.run(nullptr);
   if (st.ok() && cudaDeviceSynchronize() != cudaSuccess) st = fm::Status(fm::StatusCode::kCudaError, "layer run failed");
@@ -456,10 +460,8 @@ int cmd_bench(const Args& args) {
     const fm::Status path_st = fm::parse_kernel_path(args.options.at("path"), &opt.path);
     if (!path_st.ok()) return usage_error("--" + path_st.message());
   }
-  int64_t split_k = 0;
   std::string error;
-  if (!split_k_option(args, &split_k, &error)) return usage_error(error);
-  opt.split_k = static_cast<int32_t>(split_k);
+  if (!split_k_option(args, &opt.split_k, &error)) return usage_error(error);
   opt.peers_file = FUSEDMOE_PEERS_FILE;
   return ft::bench_main(opt);
 #endif

@@ -59,7 +59,7 @@ Status GpuLayer::load_weights(const ProblemShape& shape, DType act_dtype, const 
   return prepare_weights(shape, act_dtype, w, prepared_.get(), bytes, stream, &prepared_weights_);
 }
 
-Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing, KernelPath path, int32_t split_k) {
+Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing, KernelPath path, SplitK split_k) {
   const ProblemShape& s = in.shape;
   const size_t act = static_cast<size_t>(dtype_size(in.act_dtype));
   const size_t global = static_cast<size_t>(s.global_num_experts ? s.global_num_experts : s.num_experts);
@@ -91,7 +91,8 @@ Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing, Ke
   args_.weights = &prepared_weights_;
   args_.out = out_.get();
   args_.path = path;
-  args_.split_k = split_k;
+  args_.split_k_gate_up = split_k.gate_up;
+  args_.split_k_down = split_k.down;
   size_t bytes = 0;
   st = workspace_size(args_, &bytes);
   if (!st.ok()) return st;

@@ -11,6 +11,7 @@
 #include "fusedmoe/moe.h"
 #include "fusedmoe_ref/reference.h"
 #include "fusedmoe_ref/synthetic.h"
+#include "split_k.h"
 
 namespace fusedmoe::tools {
 
@@ -39,9 +40,9 @@ class GpuLayer {
   /// Uploads x and the routing and allocates the output and the workspace. With `routing`
   /// the layer gets its topk ids and weights; without, it gets the router logits (and the
   /// correction bias) of `inputs` and routes on the GPU. `path` forces the dense path.
-  /// `split_k` (0: the planner's) forces the small-M path's split-K.
+  /// `split_k` (0: the planner's) forces the small-M path's split-K per GEMV.
   Status set_inputs(const MoeInputs& inputs, const ref::Routing* routing, KernelPath path = KernelPath::kAuto,
-                    int32_t split_k = 0);
+                    SplitK split_k = SplitK());
   /// Poisons the output (0xFF bytes: NaN) and enqueues the layer.
   Status run(cudaStream_t stream);
   /// The output, [m, hidden], as doubles (after the stream is synchronized).

@@ -98,11 +98,12 @@ struct MoeArguments {
   const PreparedWeights* weights = nullptr;
   void* out = nullptr;  ///< [m, hidden] in inputs.act_dtype
   KernelPath path = KernelPath::kAuto;
-  /// Split-K of the small-M path's GEMVs (both projections): 0 lets the planner choose (the
+  /// Split-K of the small-M path's gate-up and down GEMVs: 0 lets the planner choose (the
   /// default, fast without tuning); 1, 2, 4 or 8 forces it, for benchmarks and tuning.
-  int32_t split_k = 0;
+  int32_t split_k_gate_up = 0;
+  int32_t split_k_down = 0;
 };
-/// Whether `split_k` is a value MoeArguments::split_k takes: 0, 1, 2, 4 or 8.
+/// Whether `split_k` is a value MoeArguments::split_k_gate_up / split_k_down take: 0, 1, 2, 4 or 8.
 inline bool is_valid_split_k(int64_t split_k) {
   return split_k == 0 || split_k == 1 || split_k == 2 || split_k == 4 || split_k == 8;
 }

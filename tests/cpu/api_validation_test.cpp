@@ -5,6 +5,7 @@
 #include "fusedmoe/build_info.h"
 #include "fusedmoe/moe.h"
 #include "cpu/test_util.h"
+#include "split_k.h"
 
 namespace fusedmoe {
 namespace {
@@ -203,11 +204,11 @@ TEST(ApiValidation, ValidCallsWithoutKernelAreNotImplemented) {
   args.out = nullptr;
   expect_invalid(can_implement(args), "out: expected a pointer to [m, hidden] output, got nullptr");
   args.out = f.x.data();
-  args.split_k = 3;
-  expect_invalid(can_implement(args), "split_k: expected 0 (the planner's choice), 1, 2, 4 or 8, got 3");
-  args.split_k = 4;
+  args.split_k_gate_up = 3;
+  expect_invalid(can_implement(args), "split_k_gate_up: expected 0 (the planner's choice), 1, 2, 4 or 8, got 3");
+  args.split_k_gate_up = 4;
   EXPECT_EQ(can_implement(args).code(), StatusCode::kNotImplemented);
-  args.split_k = 0;
+  args.split_k_gate_up = 0;
   pw.shape.inter = 64;
   expect_invalid(can_implement(args), "weights.shape (E, H, I): expected (8, 256, 128) as in inputs.shape, got (8, 256, 64)");
   args.weights = nullptr;
@@ -235,8 +236,34 @@ TEST(ApiValidation, SplitKOverride) {
   args.weights = &pw;
   args.out = f.x.data();
   for (int32_t bad : {-1, 3, 16}) {
-    args.split_k = bad;
-    expect_invalid(can_implement(args), "split_k: expected 0 (the planner's choice), 1, 2, 4 or 8, got " + std::to_string(bad));
+    args.split_k_gate_up = bad;
+    expect_invalid(can_implement(args),
+                   "split_k_gate_up: expected 0 (the planner's choice), 1, 2, 4 or 8, got " + std::to_string(bad));
+    args.split_k_gate_up = 2;
+    args.split_k_down = bad;
+    expect_invalid(can_implement(args),
+                   "split_k_down: expected 0 (the planner's choice), 1, 2, 4 or 8, got " + std::to_string(bad));
+    args.split_k_down = 0;
+  }
+}
+
+TEST(ApiValidation, SplitKOptionOfTheTools) {
+  tools::SplitK k;
+  std::string error;
+  ASSERT_TRUE(tools::parse_split_k("4", &k, &error)) << error;
+  EXPECT_EQ(k.gate_up, 4);
+  EXPECT_EQ(k.down, 4);
+  EXPECT_EQ(k.to_string(), "4");
+  ASSERT_TRUE(tools::parse_split_k("8,1", &k, &error)) << error;
+  EXPECT_EQ(k.gate_up, 8);
+  EXPECT_EQ(k.down, 1);
+  EXPECT_EQ(k.to_string(), "8,1");
+  EXPECT_EQ(tools::SplitK().to_string(), "");
+  for (const char* bad : {"", "0", "3", "16", "2,", ",2", "2,3", "2,4,8", "x", "2;4"}) {
+    k = tools::SplitK();
+    EXPECT_FALSE(tools::parse_split_k(bad, &k, &error)) << bad;
+    EXPECT_EQ(error, std::string("--split-k: expected 1, 2, 4 or 8, or two of them as G,D (gate-up, down), got '") + bad + "'");
+    EXPECT_FALSE(k.forced()) << bad;  // untouched on error
   }
 }
 

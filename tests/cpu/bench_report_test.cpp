@@ -106,7 +106,8 @@ TEST(BenchReport, JsonParsesBackWithTheRunAndEveryPoint) {
   ASSERT_NE(j.get("gpu"), nullptr);
   EXPECT_EQ(j.get("gpu")->string, run.gpu);
   EXPECT_EQ(j.get("precision")->string, "fp8_block");
-  EXPECT_EQ(j.get("split_k")->number, 0.0);
+  EXPECT_EQ(j.get("split_k")->get("gate_up")->number, 0.0);
+  EXPECT_EQ(j.get("split_k")->get("down")->number, 0.0);
   EXPECT_EQ(j.get("path_option")->string, "auto");
   const Json* roof = j.get("rooflines");
   ASSERT_NE(roof, nullptr);

@@ -103,7 +103,7 @@ struct GpuCase {
   int64_t sample_rows = 0;  // compare only this many rows (0: all)
   bool gpu_routing = false;  // route the logits on the GPU (else the reference router's ids)
   KernelPath path = KernelPath::kAuto;
-  int32_t split_k = 0;       // the small-M GEMVs' split-K forced (0: the planner's)
+  tools::SplitK split_k;     // the small-M GEMVs' split-K forced (0: the planner's)
   QuantParams quant;         // dense by default
   bool from_dense = false;   // integer weights quantized from random dense ones (else random codes)
 };
@@ -121,7 +121,7 @@ std::string describe(const GpuCase& c) {
          " H=" + std::to_string(c.shape.hidden) + " I=" + std::to_string(c.shape.inter) +
          " topk=" + std::to_string(c.shape.topk) + " " + to_string(c.act) + " routing=" + c.routing +
          (c.ep_half ? " ep_half" : "") + " " + to_string(c.activation) + (c.weight_on_input ? " on_input" : "") + " path=" + to_string(c.path) +
-         (c.split_k > 0 ? " split_k=" + std::to_string(c.split_k) : "") + " weights=" + describe(c.quant);
+         (c.split_k.forced() ? " split_k=" + c.split_k.to_string() : "") + " weights=" + describe(c.quant);
 }
 
 std::string checkpoint_key(const ProblemShape& s, DType act, const QuantParams& q, bool from_dense) {
@@ -792,7 +792,7 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
 
 TEST(SmallMSplitK, EveryForcedSplitMatchesTheReference) {
   REQUIRE_GPU();
-  // Each GEMV family at every split-K (MoeArguments::split_k; the planner picks among them by
+  // Each GEMV family at every split-K (MoeArguments::split_k_gate_up/_down; the planner picks among them by
   // shape, and benchmarks force them). One n-tile: K = 2880 (22.5 blocks of 128, the last
   // slice partial), I = 1408, 7 tokens on 16 experts. Four n-tiles (> 12 tokens per expert)
   // and I = 128: the down GEMVs' K of two 64-k steps leaves most warps an empty slice.
@@ -802,15 +802,15 @@ TEST(SmallMSplitK, EveryForcedSplitMatchesTheReference) {
   for (const GpuCase& shape : shapes) {
     for (const char* precision : precisions) {
       SCOPED_TRACE(precision);
-      for (int32_t split : {1, 2, 4, 8}) {
-        SCOPED_TRACE("split_k " + std::to_string(split));
+      for (int32_t split : {1, 2, 4, 8}) {  // gate-up split with down 8 / split: every split on both GEMVs
+        SCOPED_TRACE("split_k " + std::to_string(split) + "," + std::to_string(8 / split));
         GpuCase c = shape;
         c.quant = named_precision(precision);
         // Integer groups must divide K (2880 = 45 x 64): groups of 64 keep the partial
         // 128-k step for the int GEMVs too.
         if (c.quant.format == WeightFormat::kGPTQ) c.quant.group_size = 64;
         c.path = KernelPath::kSmallM;
-        c.split_k = split;
+        c.split_k = {split, 8 / split};
         run_case(c);
       }
     }
