@@ -50,50 +50,53 @@ std::string json_string(const std::string& s) {
 // A JSON number with `fmt`'s digits; null when not finite (JSON has no NaN or infinity).
 std::string json_number(const char* fmt, double v) { return std::isfinite(v) ? format(fmt, v) : "null"; }
 
-// The per-point columns in CSV order, each with its JSON/CSV text: one table serves both files.
+// One CSV column: its name, its text (strings unquoted), and whether the JSON writes it per
+// point (the run's columns go once, at the top). One table serves the header, the lines and
+// the JSON's points.
 struct Column {
   const char* name;
-  std::string text;  // CSV text (strings unquoted)
+  std::string text;
   bool is_string;
+  bool per_point;
 };
 
-std::vector<Column> point_columns(const BenchPoint& p) {
+std::vector<Column> columns(const BenchRun& r, const BenchPoint& p) {
   return {
-      {"shape", p.shape, true},
-      {"m", format("%lld", static_cast<long long>(p.m)), false},
-      {"us", json_number("%.2f", p.us), false},
-      {"bytes", json_number("%.0f", p.bytes), false},
-      {"flops", json_number("%.0f", p.flops), false},
-      {"tb_s", json_number("%.3f", p.tb_s()), false},
-      {"tflop_s", json_number("%.2f", p.tflop_s()), false},
-      {"floor_us", json_number("%.2f", p.floor_us), false},
-      {"pct_roofline", json_number("%.1f", p.pct_roofline()), false},
-      {"vllm_us", json_number("%.1f", p.vllm_us), false},
-      {"speedup_vs_vllm", json_number("%.3f", p.speedup_vs_vllm()), false},
-      {"path", p.path, true},
-      {"cublas_us", json_number("%.2f", p.cublas_us), false},
-      {"speedup_vs_cublas", json_number("%.3f", p.speedup_vs_cublas()), false},
+      {"gpu", r.gpu, true, false},
+      {"git", r.git, true, false},
+      {"precision", r.precision, true, false},
+      {"shape", p.shape, true, true},
+      {"m", format("%lld", static_cast<long long>(p.m)), false, true},
+      {"us", json_number("%.2f", p.us), false, true},
+      {"bytes", json_number("%.0f", p.bytes), false, true},
+      {"flops", json_number("%.0f", p.flops), false, true},
+      {"tb_s", json_number("%.3f", p.tb_s()), false, true},
+      {"tflop_s", json_number("%.2f", p.tflop_s()), false, true},
+      {"floor_us", json_number("%.2f", p.floor_us), false, true},
+      {"pct_roofline", json_number("%.1f", p.pct_roofline()), false, true},
+      {"read_tbs", json_number("%.3f", r.read_tbs), false, false},
+      {"matmul_tfs", json_number("%.1f", r.matmul_tfs), false, false},
+      {"vllm_us", json_number("%.1f", p.vllm_us), false, true},
+      {"speedup_vs_vllm", json_number("%.3f", p.speedup_vs_vllm()), false, true},
+      {"path", p.path, true, true},
+      {"cublas_us", json_number("%.2f", p.cublas_us), false, true},
+      {"speedup_vs_cublas", json_number("%.3f", p.speedup_vs_cublas()), false, true},
   };
 }
 
 }  // namespace
 
 std::string bench_csv_header() {
-  return "gpu,git,precision,shape,m,us,bytes,flops,tb_s,tflop_s,floor_us,pct_roofline,"
-         "read_tbs,matmul_tfs,vllm_us,speedup_vs_vllm,path,cublas_us,speedup_vs_cublas\n";
+  const std::vector<Column> c = columns(BenchRun(), BenchPoint());
+  std::string header;
+  for (size_t i = 0; i < c.size(); ++i) header += (i ? "," : "") + std::string(c[i].name);
+  return header + "\n";
 }
 
 std::string bench_csv_line(const BenchRun& run, const BenchPoint& p) {
-  const std::vector<Column> c = point_columns(p);
-  // The header's order: the run's gpu, git and precision, the point's columns up to
-  // pct_roofline, the run's rooflines, then the point's remaining columns.
-  std::string line = csv_field(run.gpu) + "," + csv_field(run.git) + "," + csv_field(run.precision);
-  for (const Column& col : c) {
-    if (std::strcmp(col.name, "vllm_us") == 0) {
-      line += "," + json_number("%.3f", run.read_tbs) + "," + json_number("%.1f", run.matmul_tfs);
-    }
-    line += "," + csv_field(col.text);
-  }
+  const std::vector<Column> c = columns(run, p);
+  std::string line;
+  for (size_t i = 0; i < c.size(); ++i) line += (i ? "," : "") + csv_field(c[i].text);
   return line + "\n";
 }
 
@@ -113,9 +116,11 @@ std::string bench_json(const BenchRun& run, const std::vector<BenchPoint>& point
   s += "  \"points\": [";
   for (size_t i = 0; i < points.size(); ++i) {
     s += i ? ",\n    {" : "\n    {";
-    const std::vector<Column> c = point_columns(points[i]);
-    for (size_t j = 0; j < c.size(); ++j) {
-      s += (j ? ", " : "") + json_string(c[j].name) + ": " + (c[j].is_string ? json_string(c[j].text) : c[j].text);
+    bool first = true;
+    for (const Column& c : columns(run, points[i])) {
+      if (!c.per_point) continue;
+      s += (first ? "" : ", ") + json_string(c.name) + ": " + (c.is_string ? json_string(c.text) : c.text);
+      first = false;
     }
     s += "}";
   }

@@ -64,7 +64,7 @@ const char* kUsage =
     "  --json PATH               also write the run (context, rooflines, points) as JSON\n"
     "  --seconds S               time per point (default 0.05; longer runs meet the power cap)\n"
     "  --path P                  auto (default), small_m, grouped_gemm or grouped_swapped: force a path\n"
-    "  --split-k N               as for check\n";
+    "  --split-k N | G,D         as for check\n";
 
 struct Args {
   std::string command;
