@@ -272,29 +272,56 @@ __global__ void __launch_bounds__(kThreads, (kFp8GemvMinBlocks<kNTiles, kBlock>)
   const int64_t K = p.k;
   const int64_t rows = kGateUp ? 2 * p.n_out : p.n_out;
   const uint8_t* w_expert = wv.w + static_cast<int64_t>(w.e) * rows * K;
-  const uint8_t* w_lo = w_expert + w.row_lo * K + 16 * w.q;
-  const uint8_t* w_hi = w_expert + w.row_hi * K + 16 * w.q;
+  // The lane's 16 bytes of 64-k step s: w_lo[4 s] and w_hi[4 s].
+  const uint4* w_lo = reinterpret_cast<const uint4*>(w_expert + w.row_lo * K + 16 * w.q);
+  const uint4* w_hi = reinterpret_cast<const uint4*>(w_expert + w.row_hi * K + 16 * w.q);
+  // Step and block counts in 32 bits (K < 2^31 by launch_fp8_gemv): registers are short here.
+  const int steps = static_cast<int>((K + 63) / 64);
   const int64_t k_groups = (K + xv.group - 1) / xv.group;
-  const int64_t steps_per_block = wv.block_k / 64;
-  int64_t s_begin = 0, s_end = 0;
-  w.slice((K + 63) / 64, &s_begin, &s_end);
+  // The warp's steps [s_begin, s_end): whole block_k blocks for block scales, so that each
+  // slice scales its own blocks' sums.
+  int s_begin = 0, s_end = 0, kb0 = 0, kb_last = 0, steps_per_block = 1;
+  {
+    int64_t b = 0, e = 0;
+    if constexpr (kBlock) {
+      steps_per_block = wv.block_k / 64;
+      const int kbs = static_cast<int>((K + wv.block_k - 1) / wv.block_k);
+      w.slice(kbs, &b, &e);
+      kb0 = static_cast<int>(b);
+      s_begin = kb0 * steps_per_block;
+      s_end = min(static_cast<int>(e) * steps_per_block, steps);
+      kb_last = kbs - 1;
+    } else {
+      w.slice(steps, &b, &e);
+      s_begin = static_cast<int>(b);
+      s_end = static_cast<int>(e);
+    }
+  }
+  // The lane loads steps below `lim`: its 16 k of a partial last step may lie past K.
+  const int lim = min(s_end, static_cast<int>((K - 16 * w.q + 63) / 64));
 
-  auto load_block = [&](int64_t s0, uint4 (&lo)[kUnroll], uint4 (&hi)[kUnroll]) {
+  auto load_steps = [&](int s0, uint4 (&lo)[kUnroll], uint4 (&hi)[kUnroll]) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int64_t k = (s0 + u) * 64 + 16 * w.q;
-      const bool ok = s0 + u < s_end && k < K;
-      lo[u] = ok ? load_weight(reinterpret_cast<const uint4*>(w_lo + (s0 + u) * 64)) : make_uint4(0, 0, 0, 0);
-      hi[u] = ok ? load_weight(reinterpret_cast<const uint4*>(w_hi + (s0 + u) * 64)) : make_uint4(0, 0, 0, 0);
+      const bool ok = s0 + u < lim;
+      lo[u] = load_weight_if(w_lo + 4 * (s0 + u), ok);
+      hi[u] = load_weight_if(w_hi + 4 * (s0 + u), ok);
     }
   };
 
   for (int c0 = 0; c0 < w.count; c0 += kTokensPerPass) {
     uint4 cur_lo[kUnroll], cur_hi[kUnroll];
-    load_block(s_begin, cur_lo, cur_hi);
-    const __half* x_row[kNTiles];
-    bool x_valid[kNTiles];
-    w.template token_rows<__half, kNTiles>(p, c0, x_row, x_valid);
+    load_steps(s_begin, cur_lo, cur_hi);
+    // The lane's 16 k of step s of token column g of each n-tile: x_q[nt][8 s], [8 s + 1]
+    // (fp16 holding e4m3). Columns past the expert's tokens read token 0's row, unused.
+    const uint4* x_q[kNTiles];
+    {
+      const __half* x_row[kNTiles];
+      bool x_valid[kNTiles];
+      w.template token_rows<__half, kNTiles>(p, c0, x_row, x_valid);
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt) x_q[nt] = reinterpret_cast<const uint4*>(x_row[nt] + 16 * w.q);
+    }
     // The activation rows of the accumulator's tokens (2q, 2q + 1 of each n-tile), for scales.
     int64_t s_row[kNTiles][2];
 #pragma unroll
@@ -311,14 +338,14 @@ __global__ void __launch_bounds__(kThreads, (kFp8GemvMinBlocks<kNTiles, kBlock>)
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[nt][i] = part[nt][i] = 0.0f;
     // Block scales: the warp's two weight rows' and its tokens' scales of block kb (cur) and
-    // of the next block (nxt), loaded one block ahead so the loads land during the MMAs;
-    // no divisions in the loop.
+    // of the next block (nxt), loaded one block ahead so the loads land during the MMAs.
     const float* ws_p[2] = {nullptr, nullptr};
     const float* xs_p[kNTiles][2];
     float cur_w[2] = {0.0f, 0.0f}, nxt_w[2] = {0.0f, 0.0f}, cur_x[kNTiles][2], nxt_x[kNTiles][2];
-    int64_t kb = 0, kb_last = 0;
-    int to_block_end = 0;
-    auto load_scales = [&](int64_t b, float (&ws)[2], float (&xs)[kNTiles][2]) {
+    int kb = kb0;
+    int in_block = 0;  // steps of block kb summed into part
+    auto load_scales = [&](int b, float (&ws)[2], float (&xs)[kNTiles][2]) {
+      b = b < kb_last ? b : kb_last;  // (a split past the last block has an empty slice)
       ws[0] = __ldg(ws_p[0] + b);
       ws[1] = __ldg(ws_p[1] + b);
 #pragma unroll
@@ -326,8 +353,25 @@ __global__ void __launch_bounds__(kThreads, (kFp8GemvMinBlocks<kNTiles, kBlock>)
 #pragma unroll
         for (int h = 0; h < 2; ++h) xs[nt][h] = __ldg(xs_p[nt][h] + b);
     };
+    // acc += part * (weight row scale * token scale) of block kb; the next block's scales.
+    auto scale_block = [&]() {
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          acc[nt][h] += part[nt][h] * (cur_w[0] * cur_x[nt][h]);
+          acc[nt][2 + h] += part[nt][2 + h] * (cur_w[1] * cur_x[nt][h]);
+          part[nt][h] = part[nt][2 + h] = 0.0f;
+          cur_x[nt][h] = nxt_x[nt][h];
+        }
+      cur_w[0] = nxt_w[0];
+      cur_w[1] = nxt_w[1];
+      in_block = 0;
+      ++kb;
+      load_scales(kb + 1, nxt_w, nxt_x);
+    };
     if constexpr (kBlock) {
-      const int64_t kbs = (K + wv.block_k - 1) / wv.block_k;
+      const int64_t kbs = kb_last + 1;
       const float* ws_e = wv.scales + static_cast<int64_t>(w.e) * ((wv.n + wv.block_n - 1) / wv.block_n) * kbs;
       ws_p[0] = ws_e + (w.row_lo / wv.block_n) * kbs;
       ws_p[1] = ws_e + (w.row_hi / wv.block_n) * kbs;
@@ -335,54 +379,50 @@ __global__ void __launch_bounds__(kThreads, (kFp8GemvMinBlocks<kNTiles, kBlock>)
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
         for (int h = 0; h < 2; ++h) xs_p[nt][h] = xv.scales + s_row[nt][h] * k_groups;
-      kb = s_begin / steps_per_block;
-      kb_last = kbs - 1;
-      to_block_end = static_cast<int>(steps_per_block - (s_begin - kb * steps_per_block));
-      // (A split past the last block has an empty slice: its loads stay on the last block.)
-      load_scales(kb < kb_last ? kb : kb_last, cur_w, cur_x);
-      load_scales(kb < kb_last ? kb + 1 : kb_last, nxt_w, nxt_x);
+      load_scales(kb, cur_w, cur_x);
+      load_scales(kb + 1, nxt_w, nxt_x);
     }
 
-    for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
+    for (int s0 = s_begin; s0 < s_end; s0 += kUnroll) {
       uint4 nxt_lo[kUnroll], nxt_hi[kUnroll];
-      load_block(s0 + kUnroll, nxt_lo, nxt_hi);
+      load_steps(s0 + kUnroll, nxt_lo, nxt_hi);
+      // This block's activations, issued before the conversions so their latency overlaps
+      // them (one n-tile with per-tensor/row scales; the others load per step, registers).
+      constexpr int kXAhead = kNTiles == 1 && !kBlock ? kUnroll : 1;
+      uint4 xa[kXAhead][kNTiles][2];
+      auto load_x = [&](int u, uint4 (&x)[kNTiles][2]) {
+        const int s = s0 + u;
+        const bool ok = s < lim;
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt) {
+          x[nt][0] = load_act_if(x_q[nt] + 8 * s, ok);
+          x[nt][1] = load_act_if(x_q[nt] + 8 * s + 1, ok);
+        }
+      };
+      if constexpr (kXAhead > 1) {
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) load_x(u, xa[u]);
+      }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        const int64_t s = s0 + u;
-        const int64_t k = s * 64 + 16 * w.q;
-        const bool ok = s < s_end && k < K;
+        uint4(&x)[kNTiles][2] = xa[kXAhead > 1 ? u : 0];
+        if constexpr (kXAhead == 1) load_x(u, x);
         uint32_t a_lo[8], a_hi[8];
         e4m3x16_to_f16(cur_lo[u], a_lo);
         e4m3x16_to_f16(cur_hi[u], a_hi);
 #pragma unroll
         for (int nt = 0; nt < kNTiles; ++nt) {
-          const bool live = ok && x_valid[nt];
-          const uint4 x0 = live ? load_act(reinterpret_cast<const uint4*>(x_row[nt] + k)) : make_uint4(0, 0, 0, 0);
-          const uint4 x1 = live ? load_act(reinterpret_cast<const uint4*>(x_row[nt] + k + 8)) : make_uint4(0, 0, 0, 0);
-          const uint32_t b[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+          const uint32_t b[8] = {x[nt][0].x, x[nt][0].y, x[nt][0].z, x[nt][0].w,
+                                 x[nt][1].x, x[nt][1].y, x[nt][1].z, x[nt][1].w};
           float(&c)[4] = kBlock ? part[nt] : acc[nt];
 #pragma unroll
           for (int m = 0; m < 4; ++m) {
             mma_16816<__half>(c, a_lo[2 * m], a_hi[2 * m], a_lo[2 * m + 1], a_hi[2 * m + 1], b[2 * m], b[2 * m + 1]);
           }
         }
-        // Block scales: the end of a block_k block (or of the slice) scales its sums.
-        if (kBlock && s < s_end && (--to_block_end == 0 || s + 1 == s_end)) {
-#pragma unroll
-          for (int nt = 0; nt < kNTiles; ++nt)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              acc[nt][h] += part[nt][h] * (cur_w[0] * cur_x[nt][h]);
-              acc[nt][2 + h] += part[nt][2 + h] * (cur_w[1] * cur_x[nt][h]);
-              part[nt][h] = part[nt][2 + h] = 0.0f;
-              cur_x[nt][h] = nxt_x[nt][h];
-            }
-          cur_w[0] = nxt_w[0];
-          cur_w[1] = nxt_w[1];
-          to_block_end = static_cast<int>(steps_per_block);
-          ++kb;
-          load_scales(kb < kb_last ? kb + 1 : kb_last, nxt_w, nxt_x);
-        }
+        // Block scales: the end of a block_k block scales its sums (steps past the slice
+        // are zeros and do not count).
+        if (kBlock && s0 + u < s_end && ++in_block == steps_per_block) scale_block();
       }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
@@ -390,6 +430,7 @@ __global__ void __launch_bounds__(kThreads, (kFp8GemvMinBlocks<kNTiles, kBlock>)
         cur_hi[u] = nxt_hi[u];
       }
     }
+    if (kBlock && in_block != 0) scale_block();  // the partial last block of K
     if (!kBlock) {  // per-tensor / per-row scales, once
       const float ws_lo = weight_scale(wv, w.e, w.row_lo, 0), ws_hi = weight_scale(wv, w.e, w.row_hi, 0);
 #pragma unroll
@@ -518,7 +559,7 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
 
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                             cudaStream_t stream) {
-  if (p.k % 16 != 0 || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535 || w.w == nullptr ||
+  if (p.k <= 0 || p.k % 16 != 0 || p.k > (int64_t{1} << 30) || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535 || w.w == nullptr ||
       w.scales == nullptr || x.scales == nullptr) {
     return cudaErrorInvalidValue;
   }
