@@ -369,11 +369,11 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     const int64_t unit =
         integer ? 2 * 128 * kernels::wna16_stage_blocks(v.bits, kernels::wna16_block_groups(v.groups, v.group_size))
                 : 128;
-    const SmallMSplitRule rule = !fp8 ? kDenseSplitRule
-                                 : quant.format == WeightFormat::kFP8Block ? kFp8BlockSplitRule
-                                                                           : kFp8SplitRule;
+    const int64_t tiles = kernels::grouped_gemv_tiles(gate_up, n_out);
     const SmallMGemmConfig cfg =
-        choose_small_m_config(kernels::grouped_gemv_tiles(gate_up, n_out), max_active, pairs, k, sms, unit, rule);
+        quant.format == WeightFormat::kFP8Block
+            ? choose_fp8_block_config(tiles, max_active, pairs, k, sms, unit)
+            : choose_small_m_config(tiles, max_active, pairs, k, sms, unit, fp8 ? kFp8SplitRule : kDenseSplitRule);
     const int32_t forced_split = gate_up ? args.split_k_gate_up : args.split_k_down;
     g.split_k = forced_split > 0 ? forced_split : cfg.split_k;
     g.n_tiles = cfg.n_tiles;
@@ -383,7 +383,8 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
       xv.kind = fp8_act_kind(quant.act_quant);
       xv.scales = x_scales;
       xv.group = quant.block_k;
-      e = kernels::launch_fp8_gemv(g, fp8_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2), xv, stream);
+      e = kernels::launch_fp8_gemv(g, fp8_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2), xv,
+                                   cfg.ctas_per_sm, stream);
     } else {
       e = integer ? kernels::launch_wna16_gemv(g, v, stream) : kernels::launch_grouped_gemv(g, stream);
     }

@@ -177,6 +177,18 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
   return c;
 }
 
+SmallMGemmConfig choose_fp8_block_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
+                                         int32_t sm_count, int64_t split_k_unit) {
+  SmallMGemmConfig bound = choose_small_m_config(tiles, max_active, pairs, k, sm_count, split_k_unit, kFp8BlockSplitRule);
+  if (bound.n_tiles != 1) return bound;  // four n-tiles: one variant
+  bound.ctas_per_sm = kFp8BlockSplitRule.resident_one_tile;
+  const SmallMGemmConfig wide =
+      choose_small_m_config(tiles, max_active, pairs, k, sm_count, split_k_unit, kFp8BlockWideSplitRule);
+  const int64_t bound_wave = static_cast<int64_t>(bound.ctas_per_sm) * sm_count;
+  const bool short_tail = bound.ctas > bound_wave && bound.ctas <= bound_wave + bound_wave / 5;
+  return wide.ctas <= kFp8BlockWideMaxCtasPerSm * sm_count || short_tail ? wide : bound;
+}
+
 const WorkspaceBuffer* WorkspaceLayout::find(const char* name) const {
   for (const WorkspaceBuffer& b : buffers) {
     if (std::strcmp(b.name, name) == 0) return &b;

@@ -126,6 +126,7 @@ struct SmallMGemmConfig {
   int32_t split_k = 1;   ///< warps of a CTA sharing one 16-row tile's K range: 1, 2, 4, 8
   int32_t n_tiles = 1;   ///< 8-token MMA tiles per pass over an expert's weights: 1 or 4
   int64_t ctas = 0;      ///< CTAs launched (an upper bound: slots past the live experts exit)
+  int32_t ctas_per_sm = 0;  ///< fp8_gemv block scales: 3 for the register-bound variant, else 0
 };
 
 /// How choose_small_m_config grows split-K, per GEMV kernel (PERF.md v16).
@@ -161,10 +162,19 @@ inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
 /// registers (2 CTAs) split, 64-78 (3-4) unsplit; four n-tiles 108-138 (1-2). One wave of 2
 /// at both (v16: Mixtral M = 64, four n-tiles, 659 vs 693 us multi-wave).
 inline constexpr SmallMSplitRule kFp8SplitRule{2, 2, kFp8OneWaveMaxUnsplitCtasPerSm};
-/// fp8_gemv with block scales: one n-tile compiled for 3 resident CTAs (__launch_bounds__;
-/// 96-128 registers and 2 CTAs unbounded); four n-tiles 238-246 registers, 1 CTA, multi-wave
-/// (v16: Mixtral M = 64 1008 us one-wave vs 955).
+/// fp8_gemv with block scales: one n-tile in two variants, compiled for 3 resident CTAs (80
+/// registers) and unbounded (126-128, 2 CTAs); four n-tiles 241-246 registers, 1 CTA,
+/// multi-wave (v16: Mixtral M = 64 1008 us one-wave vs 955).
 inline constexpr SmallMSplitRule kFp8BlockSplitRule{3, 0, kFp8OneWaveMaxUnsplitCtasPerSm};
+inline constexpr SmallMSplitRule kFp8BlockWideSplitRule{2, 0, kFp8OneWaveMaxUnsplitCtasPerSm};
+/// When the unbounded block variant runs (v18, one run, four candidate rules): its grid fits
+/// one wave of 2 per SM (Scout M = 1-32 5-7% faster, DeepSeek-V3 M = 4-8 3-4%), or the bound
+/// variant's grid passes one wave of 3 by at most a fifth, a short second wave (Mixtral's
+/// gate-up at M = 1, 448 CTAs: 149 -> 131 us; DeepSeek-V3's down GEMV at M = 1, 448 CTAs: 38.3
+/// -> 35.5). Not for full waves: there the 3 resident CTAs keep more loads in flight
+/// (DeepSeek-V3 M = 16's gate-up, 512 CTAs: 170 -> 199 us unbounded; Qwen2 M = 4's, 320:
+/// 84 -> 101).
+inline constexpr int64_t kFp8BlockWideMaxCtasPerSm = 2;
 
 /// The small-M kernel's CTA has 8 warps; a warp owns one 16-row tile (8 gate/up column pairs,
 /// or 16 down rows). Split-K trades row tiles for K slices by `rule`, as long as each warp's
@@ -178,6 +188,12 @@ inline constexpr SmallMSplitRule kFp8BlockSplitRule{3, 0, kFp8OneWaveMaxUnsplitC
 SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
                                        int32_t sm_count, int64_t split_k_unit = 128,
                                        SmallMSplitRule rule = kDenseSplitRule);
+
+/// fp8_gemv's configuration for 128 x 128 block scales: the register-bound variant under
+/// kFp8BlockSplitRule, or the unbounded one under kFp8BlockWideSplitRule where the grids
+/// qualify (see kFp8BlockWideMaxCtasPerSm).
+SmallMGemmConfig choose_fp8_block_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
+                                         int32_t sm_count, int64_t split_k_unit = 128);
 
 /// One named region of the workspace.
 struct WorkspaceBuffer {

@@ -248,16 +248,14 @@ __device__ __forceinline__ float act_scale(const Fp8ActView& xv, int64_t xrow, i
   }
 }
 
-// Resident CTAs per SM fp8_gemv is compiled for. Block scales at one n-tile ask for 3: 80
-// registers, 136-152 bytes spilled at split >= 2 (96-128 registers and 2 CTAs unbounded;
-// faster at 14 of 15 decode points, PERF.md v16); the planner's kFp8BlockSplitRule sizes its
-// grid for them. 0 emits no .minnctapersm: the same registers as the one-argument bound
-// (ptxas -v; a bound of 1 is not the same, it raised 110 -> 176 registers).
-template <int kNTiles, bool kBlock>
-constexpr int kFp8GemvMinBlocks = kBlock && kNTiles == 1 ? 3 : 0;
-
-template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock>
-__global__ void __launch_bounds__(kThreads, (kFp8GemvMinBlocks<kNTiles, kBlock>)) fp8_gemv_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv) {
+// kMinBlocks: the resident CTAs per SM a variant is compiled for (__launch_bounds__), 0 for
+// no bound (ptxas takes what the code needs: 2 CTAs for the one-n-tile kernels, 1-2 for four).
+// Block scales at one n-tile come in both: 3 (80 registers, a few spills) for grids of many
+// short CTAs, none (126-128 registers) for long K slices and grids within one wave of 2
+// (launch_fp8_gemv's ctas_per_sm, chosen by the planner, PERF.md v18). A bound of 1 is not
+// the same as none: it raised 110 -> 176 registers (ptxas -v).
+template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv) {
   constexpr int kTokensPerPass = 8 * kNTiles;
   // 64-k steps in flight (x2 with the pipeline): 64 bytes per lane and row, 128 for a split
   // grid with one n-tile and per-tensor/row scales (the split variants hold 94-102 registers,
@@ -446,31 +444,35 @@ __global__ void __launch_bounds__(kThreads, (kFp8GemvMinBlocks<kNTiles, kBlock>)
   }
 }
 
-template <typename TOut, int kNTiles, bool kGateUp, bool kBlock>
+template <typename TOut, int kNTiles, bool kGateUp, bool kBlock, int kMinBlocks>
 cudaError_t launch_fp8_tiles(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                              cudaStream_t stream) {
   const dim3 grid = gemv::grid_for(p);
   switch (p.split_k) {
-    case 1: return launch_with_pdl(fp8_gemv_kernel<TOut, 1, kNTiles, kGateUp, kBlock>, grid, dim3(kThreads), stream, p, w, x);
-    case 2: return launch_with_pdl(fp8_gemv_kernel<TOut, 2, kNTiles, kGateUp, kBlock>, grid, dim3(kThreads), stream, p, w, x);
-    case 4: return launch_with_pdl(fp8_gemv_kernel<TOut, 4, kNTiles, kGateUp, kBlock>, grid, dim3(kThreads), stream, p, w, x);
-    case 8: return launch_with_pdl(fp8_gemv_kernel<TOut, 8, kNTiles, kGateUp, kBlock>, grid, dim3(kThreads), stream, p, w, x);
+    case 1: return launch_with_pdl(fp8_gemv_kernel<TOut, 1, kNTiles, kGateUp, kBlock, kMinBlocks>, grid, dim3(kThreads), stream, p, w, x);
+    case 2: return launch_with_pdl(fp8_gemv_kernel<TOut, 2, kNTiles, kGateUp, kBlock, kMinBlocks>, grid, dim3(kThreads), stream, p, w, x);
+    case 4: return launch_with_pdl(fp8_gemv_kernel<TOut, 4, kNTiles, kGateUp, kBlock, kMinBlocks>, grid, dim3(kThreads), stream, p, w, x);
+    case 8: return launch_with_pdl(fp8_gemv_kernel<TOut, 8, kNTiles, kGateUp, kBlock, kMinBlocks>, grid, dim3(kThreads), stream, p, w, x);
     default: return cudaErrorInvalidValue;
   }
 }
 
+template <typename TOut, int kNTiles, bool kBlock, int kMinBlocks>
+cudaError_t launch_fp8_gate_up_or_down(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
+                                       cudaStream_t stream) {
+  return p.gate_up ? launch_fp8_tiles<TOut, kNTiles, true, kBlock, kMinBlocks>(p, w, x, stream)
+                   : launch_fp8_tiles<TOut, kNTiles, false, kBlock, kMinBlocks>(p, w, x, stream);
+}
+
 template <typename TOut, bool kBlock>
 cudaError_t launch_fp8_typed(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
-                             cudaStream_t stream) {
-  if (p.n_tiles == 1) {
-    return p.gate_up ? launch_fp8_tiles<TOut, 1, true, kBlock>(p, w, x, stream)
-                     : launch_fp8_tiles<TOut, 1, false, kBlock>(p, w, x, stream);
+                             int32_t ctas_per_sm, cudaStream_t stream) {
+  if (p.n_tiles == 4) return launch_fp8_gate_up_or_down<TOut, 4, kBlock, 0>(p, w, x, stream);
+  if (p.n_tiles != 1) return cudaErrorInvalidValue;
+  if constexpr (kBlock) {
+    if (ctas_per_sm == 3) return launch_fp8_gate_up_or_down<TOut, 1, kBlock, 3>(p, w, x, stream);
   }
-  if (p.n_tiles == 4) {
-    return p.gate_up ? launch_fp8_tiles<TOut, 4, true, kBlock>(p, w, x, stream)
-                     : launch_fp8_tiles<TOut, 4, false, kBlock>(p, w, x, stream);
-  }
-  return cudaErrorInvalidValue;
+  return launch_fp8_gate_up_or_down<TOut, 1, kBlock, 0>(p, w, x, stream);
 }
 
 // One CTA row per expert: the 128 x 128 block scales in sm90_grouped_gemm.cuh's SFB layout,
@@ -558,7 +560,7 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
 }
 
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
-                            cudaStream_t stream) {
+                            int32_t ctas_per_sm, cudaStream_t stream) {
   if (p.k <= 0 || p.k % 16 != 0 || p.k > (int64_t{1} << 30) || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535 || w.w == nullptr ||
       w.scales == nullptr || x.scales == nullptr) {
     return cudaErrorInvalidValue;
@@ -570,10 +572,11 @@ cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w,
   }
   if (!block && x.kind == Fp8ActScale::kGroup) return cudaErrorInvalidValue;
   if (p.elem == ElemType::kBF16) {
-    return block ? launch_fp8_typed<__nv_bfloat16, true>(p, w, x, stream)
-                 : launch_fp8_typed<__nv_bfloat16, false>(p, w, x, stream);
+    return block ? launch_fp8_typed<__nv_bfloat16, true>(p, w, x, ctas_per_sm, stream)
+                 : launch_fp8_typed<__nv_bfloat16, false>(p, w, x, ctas_per_sm, stream);
   }
-  return block ? launch_fp8_typed<__half, true>(p, w, x, stream) : launch_fp8_typed<__half, false>(p, w, x, stream);
+  return block ? launch_fp8_typed<__half, true>(p, w, x, ctas_per_sm, stream)
+               : launch_fp8_typed<__half, false>(p, w, x, ctas_per_sm, stream);
 }
 
 cudaError_t launch_fp8_weight_scales(const Fp8WeightScalesParams& p, cudaStream_t stream) {
