@@ -158,6 +158,11 @@ Status layer_can_implement(const MoeArguments& args) {
       return not_implemented("fp8_gemv reads 16 e4m3 values per load: hidden and inter must be multiples of 16, got " +
                              str(in.shape.hidden) + " and " + str(in.shape.inter));
     }
+    if (in.shape.hidden > kernels::kFp8GemvMaxK || in.shape.inter > kernels::kFp8GemvMaxK) {
+      return not_implemented("fp8_gemv counts 64-k steps in 32 bits: hidden and inter must be at most " +
+                             str(kernels::kFp8GemvMaxK) + ", got " + str(in.shape.hidden) + " and " +
+                             str(in.shape.inter));
+    }
     if (w.quant.format == WeightFormat::kFP8Block && w.quant.block_k % 64 != 0) {
       return not_implemented("fp8_gemv scales whole 64-k steps: block_k must be a multiple of 64, got " +
                              str(w.quant.block_k));

@@ -250,17 +250,17 @@ __device__ __forceinline__ float act_scale(const Fp8ActView& xv, int64_t xrow, i
 
 // kMinBlocks: the resident CTAs per SM a variant is compiled for (__launch_bounds__), 0 for
 // no bound (ptxas takes what the code needs: 2 CTAs for the one-n-tile kernels, 1-2 for four).
-// Block scales at one n-tile come in both: 3 (80 registers, a few spills) for grids of many
-// short CTAs, none (126-128 registers) for long K slices and grids within one wave of 2
-// (launch_fp8_gemv's ctas_per_sm, chosen by the planner, PERF.md v18). A bound of 1 is not
+// Block scales at one n-tile come in both: 3 (80 registers, a few spills) for full waves,
+// none (126-128 registers) for grids within one wave of 2 and for bound grids that would
+// leave a short second wave (launch_fp8_gemv's ctas_per_sm, chosen by the planner, v18). A bound of 1 is not
 // the same as none: it raised 110 -> 176 registers (ptxas -v).
 template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv) {
   constexpr int kTokensPerPass = 8 * kNTiles;
   // 64-k steps in flight (x2 with the pipeline): 64 bytes per lane and row, 128 for a split
-  // grid with one n-tile and per-tensor/row scales (the split variants hold 94-102 registers,
-  // 2 CTAs per SM, which four steps' 128 keep; unsplit, 64-78 registers run 3-4 CTAs, and four
-  // steps there measured 3-17% slower at M = 4-16 on the small experts, v17).
+  // grid with one n-tile and per-tensor/row scales (those variants run 2 CTAs per SM at 128
+  // registers; unsplit, 76 registers run 3, and four steps there measured 3-17% slower at
+  // M = 4-16 on the small experts, v17).
   constexpr int kUnroll = kSplitK > 1 && kNTiles == 1 && !kBlock ? 4 : 2;
   __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
 
@@ -273,7 +273,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
   // The lane's 16 bytes of 64-k step s: w_lo[4 s] and w_hi[4 s].
   const uint4* w_lo = reinterpret_cast<const uint4*>(w_expert + w.row_lo * K + 16 * w.q);
   const uint4* w_hi = reinterpret_cast<const uint4*>(w_expert + w.row_hi * K + 16 * w.q);
-  // Step and block counts in 32 bits (K < 2^31 by launch_fp8_gemv): registers are short here.
+  // Step and block counts in 32 bits (K <= kFp8GemvMaxK by launch_fp8_gemv): registers are short here.
   const int steps = static_cast<int>((K + 63) / 64);
   const int64_t k_groups = (K + xv.group - 1) / xv.group;
   // The warp's steps [s_begin, s_end): whole block_k blocks for block scales, so that each
@@ -561,7 +561,7 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
 
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                             int32_t ctas_per_sm, cudaStream_t stream) {
-  if (p.k <= 0 || p.k % 16 != 0 || p.k > (int64_t{1} << 30) || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535 || w.w == nullptr ||
+  if (p.k <= 0 || p.k % 16 != 0 || p.k > kFp8GemvMaxK || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535 || w.w == nullptr ||
       w.scales == nullptr || x.scales == nullptr) {
     return cudaErrorInvalidValue;
   }
