@@ -410,30 +410,31 @@ TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
 }
 
 TEST(Planner, Fp8BlockVariantByGrid) {
-  // Llama-4 Scout gate-up at M = 1 (one expert, 128 tiles, K = 5120): one wave of 2 at split 8,
-  // the unbounded variant.
-  SmallMGemmConfig c = choose_fp8_block_config(128, 1, 1, 5120, 132);
-  EXPECT_EQ(c.split_k, 8);
-  EXPECT_EQ(c.ctas, 128);
-  EXPECT_EQ(c.ctas_per_sm, 0);
-  // Mixtral gate-up at M = 1: 448 CTAs unsplit, one wave of 3 (396) and a short second one.
-  c = choose_fp8_block_config(1792, 2, 2, 4096, 132);
-  EXPECT_EQ(c.split_k, 1);
-  EXPECT_EQ(c.ctas, 448);
-  EXPECT_EQ(c.ctas_per_sm, 0);
-  // DeepSeek-V3 gate-up at M = 16 (128 experts x 4 CTAs = 512, 1.3 waves of 3) and Qwen2's at
-  // M = 4 (32 x 10 = 320, one wave of 3 but not of 2): the register-bound variant.
-  c = choose_fp8_block_config(32, 128, 128, 7168, 132);
-  EXPECT_EQ(c.split_k, 1);
-  EXPECT_EQ(c.ctas, 512);
-  EXPECT_EQ(c.ctas_per_sm, 3);
-  c = choose_fp8_block_config(80, 32, 32, 3584, 132);
-  EXPECT_EQ(c.ctas, 320);
-  EXPECT_EQ(c.ctas_per_sm, 3);
-  // Four n-tiles have one (unbounded) variant.
-  c = choose_fp8_block_config(256, 8, 128, 14336, 132);
-  EXPECT_EQ(c.n_tiles, 4);
-  EXPECT_EQ(c.ctas_per_sm, 0);
+  struct Case {
+    const char* what;
+    int64_t tiles, max_active, pairs, k;
+    int32_t split_k;
+    int64_t ctas;
+    int32_t ctas_per_sm;  // 3: the register-bound variant, 0: unbounded
+  };
+  const Case cases[] = {
+      // One expert, 128 tiles, K = 5120: one wave of 2 at split 8.
+      {"Llama-4 Scout gate-up, M = 1", 128, 1, 1, 5120, 8, 128, 0},
+      // 448 CTAs unsplit: one wave of 3 (396) and a short second one.
+      {"Mixtral gate-up, M = 1", 1792, 2, 2, 4096, 1, 448, 0},
+      // 128 experts x 4 CTAs, 1.3 waves of 3; and 32 x 10, one wave of 3 but not of 2.
+      {"DeepSeek-V3 gate-up, M = 16", 32, 128, 128, 7168, 1, 512, 3},
+      {"Qwen2 gate-up, M = 4", 80, 32, 32, 3584, 1, 320, 3},
+      // Four n-tiles have one (unbounded) variant.
+      {"Mixtral down, M = 64", 256, 8, 128, 14336, 8, 2048, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const SmallMGemmConfig got = choose_fp8_block_config(c.tiles, c.max_active, c.pairs, c.k, 132);
+    EXPECT_EQ(got.split_k, c.split_k);
+    EXPECT_EQ(got.ctas, c.ctas);
+    EXPECT_EQ(got.ctas_per_sm, c.ctas_per_sm);
+  }
 }
 
 }  // namespace
