@@ -252,8 +252,8 @@ __device__ __forceinline__ float act_scale(const Fp8ActView& xv, int64_t xrow, i
 // no bound (ptxas takes what the code needs: 2 CTAs for the one-n-tile kernels, 1-2 for four).
 // Block scales at one n-tile come in both: 3 (80 registers, a few spills) for full waves,
 // none (126-128 registers) for grids within one wave of 2 and for bound grids that would
-// leave a short second wave (launch_fp8_gemv's ctas_per_sm, chosen by the planner, v18). A bound of 1 is not
-// the same as none: it raised 110 -> 176 registers (ptxas -v).
+// leave a short second wave (launch_fp8_gemv's ctas_per_sm, chosen by the planner, v18).
+// A bound of 1 is not the same as none: it raised 110 -> 176 registers (ptxas -v).
 template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv) {
   constexpr int kTokensPerPass = 8 * kNTiles;

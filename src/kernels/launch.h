@@ -177,7 +177,8 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream);
 /// quantized by fp8_quantize (fp16 holding e4m3 values: products exact, fp32 accumulation),
 /// weight and activation scales applied in fp32 after the MMAs (per 128-k block for block
 /// weights, at the end otherwise). p.x: the quantized activations [rows, K] fp16; p.w
-/// unused (w.w); p.elem: the output dtype. K a multiple of 16, at most kFp8GemvMaxK; block_k a multiple of 64.
+/// unused (w.w); p.elem: the output dtype. K a multiple of 16, at most kFp8GemvMaxK; block_k
+/// a multiple of 64.
 inline constexpr int64_t kFp8GemvMaxK = int64_t{1} << 30;
 struct Fp8ActView {
   Fp8ActScale kind = Fp8ActScale::kRow;
