@@ -225,6 +225,35 @@ TEST(ApiValidation, ValidCallsWithoutKernelAreNotImplemented) {
   EXPECT_EQ(prepared_weights_size(shape(), DType::kBF16, ckpt, &bytes).code(), StatusCode::kNotImplemented);
 }
 
+TEST(ApiValidation, Fp8GemvShapeLimitsAreNotImplemented) {
+  // Host checks of the CUDA build (layer_can_implement): fp8_gemv's 16-value loads and its
+  // 32-bit step counters. The pointers are never read.
+  if (!build_info().cuda) GTEST_SKIP() << "a CPU-only build has no FP8 kernels";
+  Fixture f;
+  PreparedWeights pw;
+  pw.quant.format = WeightFormat::kFP8Block;
+  pw.quant.act_quant = ActQuant::kPerGroup;
+  pw.w13.weight = pw.w2.weight = pw.w13.scales = pw.w2.scales = f.x.data();
+  MoeArguments args;
+  args.inputs = f.inputs();
+  args.weights = &pw;
+  args.out = f.x.data();
+  auto check = [&](int64_t hidden, const std::string& message) {
+    args.inputs.shape = pw.shape = shape(4, hidden);
+    const Status st = can_implement(args);
+    if (message.empty()) {
+      EXPECT_TRUE(st.ok()) << st.message();
+    } else {
+      EXPECT_EQ(st.code(), StatusCode::kNotImplemented) << st.message();
+      EXPECT_EQ(st.message(), message);
+    }
+  };
+  check(256, "");
+  check(264, "fp8_gemv reads 16 e4m3 values per load: hidden and inter must be multiples of 16, got 264 and 128");
+  check((int64_t{1} << 30) + 16, "fp8_gemv counts 64-k steps in 32 bits: hidden and inter must be at most "
+                                  "1073741824, got 1073741840 and 128");
+}
+
 TEST(ApiValidation, SplitKOverride) {
   // Checked before the build's kernels: the same error with and without CUDA.
   Fixture f;
