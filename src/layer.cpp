@@ -374,6 +374,8 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     const int64_t unit =
         integer ? 2 * 128 * kernels::wna16_stage_blocks(v.bits, kernels::wna16_block_groups(v.groups, v.group_size))
                 : 128;
+    // The planner's register-bound block variant is the one fp8_gemv compiles.
+    static_assert(kFp8BlockSplitRule.resident_one_tile == kernels::kFp8GemvBoundCtasPerSm);
     const int64_t tiles = kernels::grouped_gemv_tiles(gate_up, n_out);
     const SmallMGemmConfig cfg =
         quant.format == WeightFormat::kFP8Block

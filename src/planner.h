@@ -163,7 +163,8 @@ inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
 /// at both (v16: Mixtral M = 64, four n-tiles, 659 vs 693 us multi-wave).
 inline constexpr SmallMSplitRule kFp8SplitRule{2, 2, kFp8OneWaveMaxUnsplitCtasPerSm};
 /// fp8_gemv with block scales: one n-tile in two variants, compiled for 3 resident CTAs (80
-/// registers) and unbounded (126-128, 2 CTAs); four n-tiles 241-246 registers, 1 CTA,
+/// registers; kernels::kFp8GemvBoundCtasPerSm, checked where layer.cpp sees both) and
+/// unbounded (126-128, 2 CTAs); four n-tiles 241-246 registers, 1 CTA,
 /// multi-wave (v16: Mixtral M = 64 1008 us one-wave vs 955).
 inline constexpr SmallMSplitRule kFp8BlockSplitRule{3, 0, kFp8OneWaveMaxUnsplitCtasPerSm};
 inline constexpr SmallMSplitRule kFp8BlockWideSplitRule{2, 0, kFp8OneWaveMaxUnsplitCtasPerSm};

@@ -470,7 +470,9 @@ cudaError_t launch_fp8_typed(const GroupedGemvParams& p, const Fp8WeightsView& w
   if (p.n_tiles == 4) return launch_fp8_gate_up_or_down<TOut, 4, kBlock, 0>(p, w, x, stream);
   if (p.n_tiles != 1) return cudaErrorInvalidValue;
   if constexpr (kBlock) {
-    if (ctas_per_sm == 3) return launch_fp8_gate_up_or_down<TOut, 1, kBlock, 3>(p, w, x, stream);
+    if (ctas_per_sm == kFp8GemvBoundCtasPerSm) {
+      return launch_fp8_gate_up_or_down<TOut, 1, kBlock, kFp8GemvBoundCtasPerSm>(p, w, x, stream);
+    }
   }
   return launch_fp8_gate_up_or_down<TOut, 1, kBlock, 0>(p, w, x, stream);
 }
@@ -562,7 +564,7 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                             int32_t ctas_per_sm, cudaStream_t stream) {
   if (p.k <= 0 || p.k % 16 != 0 || p.k > kFp8GemvMaxK || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535 || w.w == nullptr ||
-      w.scales == nullptr || x.scales == nullptr) {
+      w.scales == nullptr || x.scales == nullptr || (ctas_per_sm != 0 && ctas_per_sm != kFp8GemvBoundCtasPerSm)) {
     return cudaErrorInvalidValue;
   }
   const bool block = w.kind == Fp8WeightScale::kBlock;

@@ -185,11 +185,12 @@ struct Fp8ActView {
   const float* scales = nullptr;
   int32_t group = 128;  // kGroup: columns per scale (= the weights' block_k)
 };
-/// ctas_per_sm: with block scales at one n-tile, 3 runs the variant compiled for 3 resident
-/// CTAs per SM (80 registers), anything else the one without a register bound (2 CTAs); the
-/// other kernels have one variant. (A host argument, not a GroupedGemvParams field: growing
+/// ctas_per_sm: with block scales at one n-tile, kFp8GemvBoundCtasPerSm runs the variant
+/// compiled for that many resident CTAs per SM (80 registers), 0 the one without a register
+/// bound (2 CTAs); the other kernels have one variant. Other values are refused. (A host argument, not a GroupedGemvParams field: growing
 /// the kernels' parameter struct changed the generated code of every fp8_gemv kernel, and the
 /// per-tensor/per-channel ones measured up to 5% slower, v18.)
+inline constexpr int32_t kFp8GemvBoundCtasPerSm = 3;
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                             int32_t ctas_per_sm, cudaStream_t stream);
 
