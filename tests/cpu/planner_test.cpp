@@ -425,6 +425,12 @@ TEST(Planner, Fp8BlockVariantByGrid) {
       // 128 experts x 4 CTAs, 1.3 waves of 3; and 32 x 10, one wave of 3 but not of 2.
       {"DeepSeek-V3 gate-up, M = 16", 32, 128, 128, 7168, 1, 512, 3},
       {"Qwen2 gate-up, M = 4", 80, 32, 32, 3584, 1, 320, 3},
+      // SmallMSplitK's GPU shapes (H = 2880, I = 1408, E = 16), gate-up and down: 7 tokens
+      // top-2 on the register-bound variant, 3 tokens top-1 on the unbounded one.
+      {"SmallMSplitK top-2 gate-up", 176, 14, 14, 2880, 1, 308, 3},
+      {"SmallMSplitK top-2 down", 180, 14, 14, 1408, 1, 322, 3},
+      {"SmallMSplitK top-1 gate-up", 176, 3, 3, 2880, 4, 264, 0},
+      {"SmallMSplitK top-1 down", 180, 3, 3, 1408, 2, 135, 0},
       // Four n-tiles have one (unbounded) variant.
       {"Mixtral down, M = 64", 256, 8, 128, 14336, 8, 2048, 0},
   };

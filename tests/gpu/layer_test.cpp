@@ -795,8 +795,11 @@ TEST(SmallMSplitK, EveryForcedSplitMatchesTheReference) {
   // Each GEMV family at every split-K (MoeArguments::split_k_gate_up/_down; the planner picks among them by
   // shape, and benchmarks force them). One n-tile: K = 2880 (22.5 blocks of 128, the last
   // slice partial), I = 1408, 7 tokens on 16 experts. Four n-tiles (> 12 tokens per expert)
-  // and I = 128: the down GEMVs' K of two 64-k steps leaves most warps an empty slice.
+  // and I = 128: the down GEMVs' K of two 64-k steps leaves most warps an empty slice. The
+  // FP8 block kernel's two variants (planner_test pins which each shape takes): 7 tokens
+  // top-2, grids past one wave of 2, the register-bound one; 3 tokens top-1, the unbounded.
   const GpuCase shapes[] = {custom(7, 16, 2880, 1408, 2, "softmax_topk_renormalize"),
+                            custom(3, 16, 2880, 1408, 1, "uniform"),
                             custom(120, 8, 1024, 128, 2, "uniform")};
   const char* precisions[] = {"bf16", "fp8_channel", "fp8_block", "fp8_tensor", "w4a16_gptq", "w8a16_gptq"};
   for (const GpuCase& shape : shapes) {
