@@ -263,12 +263,19 @@ kernels::Fp8ActScale fp8_act_kind(ActQuant a) {
 // FP8 activation quantization of `in` [rows, cols] (rows past *live_rows skipped): e4m3
 // values in fp16 with their scales for fp8_gemv, or (grouped: the local experts' offsets)
 // e4m3 bytes with scales in the grouped GEMM's layout. Per-tensor dynamic scales reduce the
-// amax over `amax_rows` rows of `amax_in` first (x: every token, also those routed elsewhere).
+// amax over `amax_rows` rows of `amax_in` first (x: every token, also those routed elsewhere),
+// else over the quantized matrix itself. `source`: how its rows are read (plain, x's rows
+// gathered by sorted_pairs, or the gated activation of `in` = GEMM1's gate/up halves).
 struct Fp8Quantize {
   const void* amax_in = nullptr;
   int64_t amax_rows = 0;
   const kernels::AlignParams* grouped = nullptr;
   int32_t num_experts = 0;
+  kernels::Fp8QuantIn source = kernels::Fp8QuantIn::kRows;
+  int32_t topk = 1;
+  int32_t* row_of_pair = nullptr;
+  kernels::GatedAct act = kernels::GatedAct::kSilu;
+  const float* topk_weights = nullptr;
 };
 Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const void* in, int64_t rows, int64_t cols,
                             const int64_t* live_rows, const float* static_scale, float* amax, const Fp8Quantize& how,
@@ -288,11 +295,22 @@ Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const 
   }
   p.out = out;
   p.scales = scales;
+  p.in_kind = how.source;
+  p.sorted_pairs = how.grouped != nullptr ? how.grouped->sorted_pairs : nullptr;
+  p.topk = how.topk;
+  p.row_of_pair = how.row_of_pair;
+  p.act = how.act;
+  p.topk_weights = how.topk_weights;
   if (q.act_quant == ActQuant::kPerTensorStatic) p.tensor_scale = static_scale;
   if (q.act_quant == ActQuant::kPerTensorDynamic) {
-    const bool own = how.amax_in == nullptr;
-    const cudaError_t err = kernels::launch_fp8_amax(elem, own ? in : how.amax_in, own ? rows : how.amax_rows, cols,
-                                                     own ? live_rows : nullptr, amax, stream);
+    kernels::Fp8QuantParams of = p;  // the matrix the amax runs over: p's own, or amax_in's rows
+    if (how.amax_in != nullptr) {
+      of.in = how.amax_in;
+      of.rows = how.amax_rows;
+      of.live_rows = nullptr;
+      of.in_kind = kernels::Fp8QuantIn::kRows;
+    }
+    const cudaError_t err = kernels::launch_fp8_amax(of, amax, stream);
     if (err != cudaSuccess) return cuda_error(err, std::string("fp8_amax ") + what);
     p.amax = amax;
   }
@@ -423,13 +441,12 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   const MoeInputs& in = args.inputs;
   const ProblemShape& s = in.shape;
   const kernels::ElemType elem = elem_type(in.act_dtype);
-  void* rows = at<void>(workspace, ws, "expert_out");  // x gathered, later GEMM2's output
+  void* rows = at<void>(workspace, ws, "expert_out");  // x gathered (bf16/int), later GEMM2's output
   void* gate_up = at<void>(workspace, ws, "gate_up");
-  void* intermediate = at<void>(workspace, ws, "intermediate");
+  int32_t* row_of_pair = at<int32_t>(workspace, ws, "row_of_pair");
 
   const QuantParams& quant = args.weights->quant;
   const bool fp8 = is_fp8_format(quant.format);
-  FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, at<int32_t>(workspace, ws, "row_of_pair"), stream));
 
   kernels::GroupedGemmParams gp;
   gp.workspace = at<void>(workspace, ws, "gemm_workspace");
@@ -440,7 +457,8 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   const int64_t* live = al.expert_offsets + s.num_experts;
   if (fp8) {
     // Each GEMM's input quantized to e4m3 in expert order (x's amax over every token), then
-    // sm90_fp8_grouped_gemm: with scales that do not vary along k, applied in its epilogue
+    // sm90_fp8_grouped_gemm. The quantizer gathers x's rows itself and applies the gated
+    // activation to GEMM1's output as it reads it, so neither goes to memory in bf16. The GEMM: with scales that do not vary along k, applied in its epilogue
     // (the checkpoint's weight scales as they are); else in its mainloop, the weights' scales
     // rewritten in its layout first. D in the activation dtype.
     void* a8 = at<void>(workspace, ws, "fp8_rows");
@@ -486,13 +504,21 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     x_how.amax_rows = s.m;
     x_how.grouped = &al;
     x_how.num_experts = s.num_experts;
-    FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, s.hidden, args.weights->w13.input_scale, x_how, gate_up));
-    FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
+    x_how.source = kernels::Fp8QuantIn::kGatherTokens;
+    x_how.topk = s.topk;
+    x_how.row_of_pair = row_of_pair;
+    FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, in.x, s.hidden, args.weights->w13.input_scale, x_how, gate_up));
     Fp8Quantize act_how;
     act_how.grouped = &al;
     act_how.num_experts = s.num_experts;
-    return gemm(Projection::kW2, intermediate, s.inter, args.weights->w2.input_scale, act_how, rows);
+    act_how.source = kernels::Fp8QuantIn::kGatedAct;
+    act_how.act = gated_act(in.activation);
+    act_how.topk_weights = in.apply_router_weight_on_input ? topk_weights : nullptr;
+    return gemm(Projection::kW2, gate_up, s.inter, args.weights->w2.input_scale, act_how, rows);
   }
+
+  void* intermediate = at<void>(workspace, ws, "intermediate");
+  FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, row_of_pair, stream));
 
   // One GEMM over all experts; integer weights a chunk of experts at a time, each chunk first
   // dequantized into the workspace (the scheduler reads expert_offsets from the chunk's first

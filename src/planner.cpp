@@ -279,11 +279,12 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
     }
     FUSEDMOE_RETURN_IF_ERROR(b.add("gate_up", count, act_bytes, "m * topk * 2 * inter"));
   }
-  // GEMM1 output after the activation: one row per (token, slot), I columns.
+  // GEMM1 output after the activation: one row per (token, slot), I columns. The FP8 grouped
+  // path quantizes the activation as it computes it (fp8_rows) and has none.
   if (!checked_mul(pairs, s.inter, &count)) {
     return invalid_argument("m * topk * inter", "< 2^63", pair_str + " * " + str(s.inter));
   }
-  FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate", count, act_bytes, "m * topk * inter"));
+  if (!(fp8 && grouped)) FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate", count, act_bytes, "m * topk * inter"));
   if (fp8 && !grouped) {
     // fp8_gemv's down GEMM reads the intermediate quantized (fp16 holding e4m3).
     FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate_quantized", count, 2, "m * topk * inter"));
@@ -291,8 +292,9 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
     if (!checked_mul(pairs, groups, &count)) return invalid_argument("m * topk * groups", "< 2^63", pair_str);
     FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate_scales", count, 4, "m * topk * inter groups"));
   }
-  // GEMM2 output per (token, slot), summed over slots by the deterministic combine. The
-  // grouped path first gathers x's rows in expert order here (dead once GEMM1 has run).
+  // GEMM2 output per (token, slot), summed over slots by the deterministic combine. The bf16
+  // and integer grouped paths first gather x's rows in expert order here (dead once GEMM1 has
+  // run); the FP8 one gathers them into fp8_rows as it quantizes them.
   if (!checked_mul(pairs, s.hidden, &count)) {
     return invalid_argument("m * topk * hidden", "< 2^63", pair_str + " * " + str(s.hidden));
   }

@@ -3,7 +3,9 @@
 //
 // Quantization (docs/FORMATS.md, "FP8 e4m3"): q = e4m3(v / s), round to nearest even,
 // saturating at +-448, s = amax / 448 over the span (the tensor, a row, or a row's group),
-// 1 for an all-zero span. The GEMV reads the quantized activations as fp16 holding the e4m3
+// 1 for an all-zero span. The quantizer reads its input through a view (Fp8QuantIn): plain
+// rows, x's rows gathered in expert order, or the gated activation of GEMM1's gate/up halves,
+// so the grouped path writes neither the gathered rows nor the activation in bf16. The GEMV reads the quantized activations as fp16 holding the e4m3
 // values exactly (every e4m3 value is an fp16 value), so its fp16 MMAs multiply the same
 // operands an fp8 MMA would, with fp32 accumulation.
 //
@@ -43,16 +45,66 @@ __device__ __forceinline__ float dynamic_scale(float amax) {
 // |v| as bits that order like the values (non-negative floats), for atomicMax.
 __device__ __forceinline__ unsigned int abs_bits(float v) { return __float_as_uint(fabsf(v)); }
 
+__device__ __forceinline__ int64_t live_row_count(const Fp8QuantParams& p) {
+  return p.live_rows != nullptr ? min(p.rows, *p.live_rows) : p.rows;
+}
+
+// Row `row` of the matrix being quantized, read through p's input view (Fp8QuantIn).
 template <typename T>
-__global__ void fp8_amax_kernel(const T* in, int64_t rows, int64_t cols, const int64_t* live_rows,
-                                unsigned int* amax_bits) {
-  const int64_t live = live_rows != nullptr ? min(rows, *live_rows) : rows;
-  const int64_t vecs = live * cols / kVec;
+struct QuantRow {
+  const uint4* in = nullptr;  // the row's first 16-byte vector (the gate half's for kGatedAct)
+  int64_t up = 0;             // kGatedAct: vectors from a gate vector to its up vector
+  float weight = 1.0f;        // kGatedAct: the routed weight applied on the input
+
+  // The row's 16-byte vector v (8 columns) as floats.
+  __device__ __forceinline__ void load(const Fp8QuantParams& p, int64_t v, float (&f)[kVec]) const {
+    Elem<T>::unpack(load_act(in + v), f);
+    if (p.in_kind != Fp8QuantIn::kGatedAct) return;
+    float u[kVec];
+    Elem<T>::unpack(load_act(in + v + up), u);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) f[k] = Elem<T>::to_float(Elem<T>::from_float(apply_act(p.act, f[k] * weight, u[k] * weight)));
+  }
+};
+
+// A live row's view; `record`: the one thread that writes a gathered row's row_of_pair entry.
+template <typename T>
+__device__ __forceinline__ QuantRow<T> quant_row(const Fp8QuantParams& p, int64_t row, bool record) {
+  QuantRow<T> r;
+  const T* in = static_cast<const T*>(p.in);
+  switch (p.in_kind) {
+    case Fp8QuantIn::kRows:
+      r.in = reinterpret_cast<const uint4*>(in + row * p.cols);
+      break;
+    case Fp8QuantIn::kGatherTokens: {
+      const int32_t pair = p.sorted_pairs[row];
+      if (record) p.row_of_pair[pair] = static_cast<int32_t>(row);
+      r.in = reinterpret_cast<const uint4*>(in + pair / p.topk * p.cols);
+      break;
+    }
+    case Fp8QuantIn::kGatedAct:
+      r.in = reinterpret_cast<const uint4*>(in + row * 2 * p.cols);
+      r.up = p.cols / kVec;
+      if (p.topk_weights != nullptr) r.weight = p.topk_weights[p.sorted_pairs[row]];
+      break;
+  }
+  return r;
+}
+
+template <typename T>
+__global__ void fp8_amax_kernel(Fp8QuantParams p, unsigned int* amax_bits) {
+  const int64_t vecs_per_row = p.cols / kVec;
+  const int64_t vecs = live_row_count(p) * vecs_per_row;
   unsigned int m = 0;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     float f[kVec];
-    Elem<T>::unpack(reinterpret_cast<const uint4*>(in)[i], f);
+    if (p.in_kind == Fp8QuantIn::kRows) {
+      Elem<T>::unpack(reinterpret_cast<const uint4*>(p.in)[i], f);
+    } else {
+      const int64_t row = i / vecs_per_row;
+      quant_row<T>(p, row, false).load(p, i - row * vecs_per_row, f);
+    }
 #pragma unroll
     for (int j = 0; j < kVec; ++j) m = max(m, abs_bits(f[j]));
   }
@@ -71,11 +123,8 @@ __device__ __forceinline__ float lanes_max(float v, int lanes) {
 
 __device__ __forceinline__ float warp_max(float v) { return lanes_max(v, 32); }
 
-// m folded with the largest |value| of one 16-byte vector of T.
-template <typename T>
-__device__ __forceinline__ float fold_amax(float m, const uint4& raw) {
-  float f[kVec];
-  Elem<T>::unpack(raw, f);
+// m folded with the largest |value| of one vector.
+__device__ __forceinline__ float fold_amax(float m, const float (&f)[kVec]) {
 #pragma unroll
   for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(f[j]));
   return m;
@@ -121,10 +170,6 @@ __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t
   }
 }
 
-__device__ __forceinline__ int64_t live_row_count(const Fp8QuantParams& p) {
-  return p.live_rows != nullptr ? min(p.rows, *p.live_rows) : p.rows;
-}
-
 // Per-group and per-tensor scales: a team of `team` lanes quantizes `per_team` consecutive
 // spans of a row (a span: a group, or 128 columns of a per-tensor row), one 16-byte vector
 // per lane and pass. The launcher picks per_team so that the teams about fill the GPU once: 1
@@ -151,7 +196,8 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
   const bool active = row < live_row_count(p);
   int64_t sfa0 = 0, stride = 0;
   if (active && grouped_out && tl == 0) grouped_scale_slot(p, row, &sfa0, &stride);
-  const uint4* in = reinterpret_cast<const uint4*>(static_cast<const T*>(p.in) + (active ? row : 0) * p.cols);
+  QuantRow<T> src;  // read only by active rows (the loops below are empty for the others)
+  if (active) src = quant_row<T>(p, row, sp0 == 0 && tl == 0);
   // The same trip count on every lane: the shuffles below need the whole warp.
   for (int64_t i = 0; i < per_team; ++i) {
     const int64_t sp = sp0 + i;
@@ -159,7 +205,11 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
     const int64_t v0 = sp * span / kVec, v1 = valid ? min(p.cols, (sp + 1) * span) / kVec : v0;
     float m = 0.0f;
     if (group) {
-      for (int64_t v = v0 + tl; v < v1; v += team) m = fold_amax<T>(m, in[v]);
+      for (int64_t v = v0 + tl; v < v1; v += team) {
+        float f[kVec];
+        src.load(p, v, f);
+        m = fold_amax(m, f);
+      }
       m = lanes_max(m, team);
     }
     if (!valid) continue;
@@ -171,7 +221,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
     }
     for (int64_t v = v0 + tl; v < v1; v += team) {
       float f[kVec];
-      Elem<T>::unpack(in[v], f);
+      src.load(p, v, f);
       store_quantized(p, row, v, f, s);
     }
   }
@@ -187,9 +237,13 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (kQuantThreads / kRowThreads) + threadIdx.x / kRowThreads;
   if (row >= live_row_count(p)) return;  // uniform over the row's threads (a warp or the CTA)
   const int64_t vecs = p.cols / kVec;
-  const uint4* in = reinterpret_cast<const uint4*>(static_cast<const T*>(p.in) + row * p.cols);
+  const QuantRow<T> src = quant_row<T>(p, row, tid == 0);
   float m = 0.0f;
-  for (int64_t v = tid; v < vecs; v += kRowThreads) m = fold_amax<T>(m, in[v]);
+  for (int64_t v = tid; v < vecs; v += kRowThreads) {
+    float f[kVec];
+    src.load(p, v, f);
+    m = fold_amax(m, f);
+  }
   m = warp_max(m);
   if constexpr (kRowThreads > 32) {
     if ((threadIdx.x & 31) == 0) s_max[threadIdx.x >> 5] = m;
@@ -208,7 +262,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   }
   for (int64_t v = tid; v < vecs; v += kRowThreads) {
     float f[kVec];
-    Elem<T>::unpack(in[v], f);
+    src.load(p, v, f);
     store_quantized(p, row, v, f, s);
   }
 }
@@ -495,25 +549,38 @@ __global__ void fp8_weight_scales_kernel(Fp8WeightScalesParams p) {
 
 }  // namespace
 
-cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t cols, const int64_t* live_rows,
-                            float* amax, cudaStream_t stream) {
-  if (rows < 0 || cols % kVec != 0 || amax == nullptr) return cudaErrorInvalidValue;
+namespace {
+
+// The input view's own requirements (Fp8QuantIn).
+bool valid_input(const Fp8QuantParams& p) {
+  if (p.rows < 0 || p.cols % kVec != 0 || (p.in == nullptr && p.rows > 0)) return false;
+  switch (p.in_kind) {
+    case Fp8QuantIn::kRows: return true;
+    case Fp8QuantIn::kGatherTokens: return p.sorted_pairs != nullptr && p.row_of_pair != nullptr && p.topk > 0;
+    case Fp8QuantIn::kGatedAct: return p.topk_weights == nullptr || p.sorted_pairs != nullptr;
+  }
+  return false;
+}
+
+}  // namespace
+
+cudaError_t launch_fp8_amax(const Fp8QuantParams& p, float* amax, cudaStream_t stream) {
+  if (!valid_input(p) || amax == nullptr) return cudaErrorInvalidValue;
   cudaError_t err = cudaMemsetAsync(amax, 0, sizeof(float), stream);
-  if (err != cudaSuccess || rows == 0 || cols == 0) return err;
-  const int64_t vecs = rows * cols / kVec;
+  if (err != cudaSuccess || p.rows == 0 || p.cols == 0) return err;
+  const int64_t vecs = p.rows * p.cols / kVec;
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((vecs + 255) / 256, 1024));
   unsigned int* bits = reinterpret_cast<unsigned int*>(amax);
-  if (elem == ElemType::kBF16) {
-    fp8_amax_kernel<__nv_bfloat16><<<blocks, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(in), rows, cols,
-                                                                live_rows, bits);
+  if (p.elem == ElemType::kBF16) {
+    fp8_amax_kernel<__nv_bfloat16><<<blocks, 256, 0, stream>>>(p, bits);
   } else {
-    fp8_amax_kernel<__half><<<blocks, 256, 0, stream>>>(static_cast<const __half*>(in), rows, cols, live_rows, bits);
+    fp8_amax_kernel<__half><<<blocks, 256, 0, stream>>>(p, bits);
   }
   return cudaGetLastError();
 }
 
 cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
-  if (p.rows < 0 || p.cols % kVec != 0 || p.out == nullptr) return cudaErrorInvalidValue;
+  if (!valid_input(p) || p.out == nullptr) return cudaErrorInvalidValue;
   if (p.kind == Fp8ActScale::kGroup && (p.group <= 0 || p.group % kVec != 0)) return cudaErrorInvalidValue;
   if (p.kind == Fp8ActScale::kTensor && p.tensor_scale == nullptr && p.amax == nullptr) return cudaErrorInvalidValue;
   if (p.kind != Fp8ActScale::kTensor && p.scales == nullptr) return cudaErrorInvalidValue;

@@ -141,9 +141,16 @@ struct Fp8WeightsView {
 /// one per row [rows], or one per row and group of `group` columns [rows, ceil(cols / group)].
 enum class Fp8ActScale { kTensor, kRow, kGroup };
 
-/// fp8_amax: *amax = max |in| over the first rows (or *live_rows, when given) of [rows, cols].
-cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t cols, const int64_t* live_rows,
-                            float* amax, cudaStream_t stream);
+/// Where fp8_quantize (and fp8_amax) read row r of the matrix they quantize (r in the output's
+/// order):
+///  - kRows: in [rows, cols].
+///  - kGatherTokens: in = x [tokens, cols]; row r is token sorted_pairs[r] / topk, and
+///    row_of_pair[sorted_pairs[r]] = r is recorded for the combine (gather_rows fused in: the
+///    grouped path's gathered rows are never written in the activation dtype).
+///  - kGatedAct: in = GEMM1's output [rows, 2 * cols] (gate half, then up half); the value is
+///    act(g * w, u * w) rounded to elem, exactly what gated_act stores (w = the pair's routed
+///    weight when topk_weights is set, else 1): the activation never goes to memory unquantized.
+enum class Fp8QuantIn { kRows, kGatherTokens, kGatedAct };
 
 /// fp8_quantize: q = e4m3(v / s) (round to nearest even, saturating at +-448) per row of
 /// `in` [rows, cols] (rows past *live_rows, when given, are skipped), s = amax / 448 (1 for
@@ -170,8 +177,18 @@ struct Fp8QuantParams {
   int32_t num_experts = 0;
   void* out = nullptr;
   float* scales = nullptr;
+  Fp8QuantIn in_kind = Fp8QuantIn::kRows;
+  const int32_t* sorted_pairs = nullptr;  // kGatherTokens, kGatedAct with topk_weights
+  int32_t topk = 1;                       // kGatherTokens
+  int32_t* row_of_pair = nullptr;         // kGatherTokens: [m * topk] out
+  GatedAct act = GatedAct::kSilu;         // kGatedAct
+  const float* topk_weights = nullptr;    // kGatedAct: the routed weights applied on the input, or nullptr
 };
 cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream);
+
+/// fp8_amax: *amax = max |v| over the live rows of the matrix p describes (its input view;
+/// p's output fields unused), for per-tensor dynamic scales.
+cudaError_t launch_fp8_amax(const Fp8QuantParams& p, float* amax, cudaStream_t stream);
 
 /// fp8_gemv: small_m_splitk's grid, split-K and epilogue over e4m3 weights and activations
 /// quantized by fp8_quantize (fp16 holding e4m3 values: products exact, fp32 accumulation),
