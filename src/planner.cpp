@@ -280,11 +280,14 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
     FUSEDMOE_RETURN_IF_ERROR(b.add("gate_up", count, act_bytes, "m * topk * 2 * inter"));
   }
   // GEMM1 output after the activation: one row per (token, slot), I columns. The FP8 grouped
-  // path quantizes the activation as it computes it (fp8_rows) and has none.
+  // path quantizes the activation as it computes it (fp8_rows) and has none, except under a
+  // dynamic per-tensor scale (the amax of every value comes first).
   if (!checked_mul(pairs, s.inter, &count)) {
     return invalid_argument("m * topk * inter", "< 2^63", pair_str + " * " + str(s.inter));
   }
-  if (!(fp8 && grouped)) FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate", count, act_bytes, "m * topk * inter"));
+  if (!(fp8 && grouped) || q.act_quant == ActQuant::kPerTensorDynamic) {
+    FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate", count, act_bytes, "m * topk * inter"));
+  }
   if (fp8 && !grouped) {
     // fp8_gemv's down GEMM reads the intermediate quantized (fp16 holding e4m3).
     FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate_quantized", count, 2, "m * topk * inter"));

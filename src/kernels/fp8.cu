@@ -42,74 +42,20 @@ __device__ __forceinline__ float dynamic_scale(float amax) {
   return s > 0.0f ? s : 1.0f;
 }
 
-// |v| as bits that order like the values (non-negative floats), for atomicMax.
-__device__ __forceinline__ unsigned int abs_bits(float v) { return __float_as_uint(fabsf(v)); }
-
-__device__ __forceinline__ int64_t live_row_count(const Fp8QuantParams& p) {
-  return p.live_rows != nullptr ? min(p.rows, *p.live_rows) : p.rows;
-}
-
-// Row `row` of the matrix being quantized, read through p's input view (Fp8QuantIn).
 template <typename T>
-struct QuantRow {
-  const uint4* in = nullptr;  // the row's first 16-byte vector (the gate half's for kGatedAct)
-  int64_t up = 0;             // kGatedAct: vectors from a gate vector to its up vector
-  float weight = 1.0f;        // kGatedAct: the routed weight applied on the input
-
-  // The row's 16-byte vector v (8 columns) as floats.
-  __device__ __forceinline__ void load(const Fp8QuantParams& p, int64_t v, float (&f)[kVec]) const {
-    Elem<T>::unpack(load_act(in + v), f);
-    if (p.in_kind != Fp8QuantIn::kGatedAct) return;
-    float u[kVec];
-    Elem<T>::unpack(load_act(in + v + up), u);
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) f[k] = Elem<T>::to_float(Elem<T>::from_float(apply_act(p.act, f[k] * weight, u[k] * weight)));
-  }
-};
-
-// A live row's view; `record`: the one thread that writes a gathered row's row_of_pair entry.
-template <typename T>
-__device__ __forceinline__ QuantRow<T> quant_row(const Fp8QuantParams& p, int64_t row, bool record) {
-  QuantRow<T> r;
-  const T* in = static_cast<const T*>(p.in);
-  switch (p.in_kind) {
-    case Fp8QuantIn::kRows:
-      r.in = reinterpret_cast<const uint4*>(in + row * p.cols);
-      break;
-    case Fp8QuantIn::kGatherTokens: {
-      const int32_t pair = p.sorted_pairs[row];
-      if (record) p.row_of_pair[pair] = static_cast<int32_t>(row);
-      r.in = reinterpret_cast<const uint4*>(in + pair / p.topk * p.cols);
-      break;
-    }
-    case Fp8QuantIn::kGatedAct:
-      r.in = reinterpret_cast<const uint4*>(in + row * 2 * p.cols);
-      r.up = p.cols / kVec;
-      if (p.topk_weights != nullptr) r.weight = p.topk_weights[p.sorted_pairs[row]];
-      break;
-  }
-  return r;
-}
-
-template <typename T>
-__global__ void fp8_amax_kernel(Fp8QuantParams p, unsigned int* amax_bits) {
-  const int64_t vecs_per_row = p.cols / kVec;
-  const int64_t vecs = live_row_count(p) * vecs_per_row;
+__global__ void fp8_amax_kernel(const T* in, int64_t rows, int64_t cols, const int64_t* live_rows,
+                                unsigned int* amax_bits) {
+  const int64_t live = live_rows != nullptr ? min(rows, *live_rows) : rows;
+  const int64_t vecs = live * cols / kVec;
   unsigned int m = 0;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     float f[kVec];
-    if (p.in_kind == Fp8QuantIn::kRows) {
-      Elem<T>::unpack(reinterpret_cast<const uint4*>(p.in)[i], f);
-    } else {
-      const int64_t row = i / vecs_per_row;
-      quant_row<T>(p, row, false).load(p, i - row * vecs_per_row, f);
-    }
+    Elem<T>::unpack(reinterpret_cast<const uint4*>(in)[i], f);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) m = max(m, abs_bits(f[j]));
   }
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, off));
+  m = warp_max_bits(m);
   if ((threadIdx.x & 31) == 0 && m != 0) atomicMax(amax_bits, m);
 }
 
@@ -131,6 +77,56 @@ __device__ __forceinline__ float fold_amax(float m, const float (&f)[kVec]) {
 }
 
 constexpr int kQuantThreads = 256;
+
+__device__ __forceinline__ int64_t live_row_count(const Fp8QuantParams& p) {
+  return p.live_rows != nullptr ? min(p.rows, *p.live_rows) : p.rows;
+}
+
+// Row `row` of the matrix being quantized, read through p's input view (Fp8QuantIn):
+// kGated for kGatedAct, else kRows or kGatherTokens. fetch issues a vector's loads (predicated:
+// a kernel issues all it holds before it uses any), convert turns them into floats.
+template <typename T, bool kGated>
+struct QuantRow {
+  const uint4* in = nullptr;  // the row's first 16-byte vector (the gate half's when kGated)
+  int64_t up = 0;             // kGated: vectors from a gate vector to its up vector
+  float weight = 1.0f;        // kGated: the routed weight applied on the input
+  static constexpr int kLoads = kGated ? 2 : 1;
+
+  __device__ __forceinline__ void fetch(int64_t v, bool ok, uint4 (&raw)[kLoads]) const {
+    raw[0] = load_act_if(in + v, ok);
+    if constexpr (kGated) raw[1] = load_act_if(in + v + up, ok);
+  }
+  // What gated_act would store (the activation rounded to T), as floats.
+  __device__ __forceinline__ void convert(GatedAct act, const uint4 (&raw)[kLoads], float (&f)[kVec]) const {
+    Elem<T>::unpack(raw[0], f);
+    if constexpr (kGated) {
+      float u[kVec];
+      Elem<T>::unpack(raw[1], u);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) f[k] = Elem<T>::to_float(Elem<T>::from_float(apply_act(act, f[k] * weight, u[k] * weight)));
+    }
+  }
+};
+
+// A live row's view; `record`: the one thread that writes a gathered row's row_of_pair entry.
+template <typename T, bool kGated>
+__device__ __forceinline__ QuantRow<T, kGated> quant_row(const Fp8QuantParams& p, int64_t row, bool record) {
+  QuantRow<T, kGated> r;
+  const T* in = static_cast<const T*>(p.in);
+  if constexpr (kGated) {
+    r.in = reinterpret_cast<const uint4*>(in + row * 2 * p.cols);
+    r.up = p.cols / kVec;
+    if (p.topk_weights != nullptr) r.weight = p.topk_weights[p.sorted_pairs[row]];
+  } else if (p.in_kind == Fp8QuantIn::kGatherTokens) {
+    const int32_t pair = p.sorted_pairs[row];
+    if (record) p.row_of_pair[pair] = static_cast<int32_t>(row);
+    r.in = reinterpret_cast<const uint4*>(in + pair / p.topk * p.cols);
+  } else {
+    r.in = reinterpret_cast<const uint4*>(in + row * p.cols);
+  }
+  return r;
+}
+
 
 // Where row's scale of 128-column block kb goes in kE4M3Grouped's layout: sfa0 + kb * stride
 // ([kb][rows_e] within its expert's stretch of the scales; sm90_grouped_gemm.cuh's SFA).
@@ -176,8 +172,9 @@ __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t
 // at decode sizes (a row spread over as many teams as it has spans: one warp per row took
 // 58 us for DeepSeek-V3's 7168 columns in 56 serial groups), more for many rows (the expert
 // lookup of kE4M3Grouped once per team, not per span). team: the span's vectors when they
-// divide 32, else 32 (a loop).
-template <typename T>
+// divide 32 (each lane then holds its one vector of a span from the amax to the store: read
+// once, a gated activation computed once), else 32 (a loop that reads the span twice).
+template <typename T, bool kGated>
 __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8QuantParams p, int64_t span, int team,
                                                                            int64_t per_team) {
   const int lane = threadIdx.x & 31;
@@ -188,6 +185,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
   const int64_t row = t / teams_per_row, sp0 = t % teams_per_row * per_team;
   const bool group = p.kind == Fp8ActScale::kGroup;
   const bool grouped_out = p.out_kind == Fp8QuantOut::kE4M3Grouped;
+  const bool one_vector = span / kVec <= team;  // each lane holds at most one vector of a span
   float tensor_s = 1.0f;
   if (!group) {
     tensor_s = p.tensor_scale != nullptr ? *p.tensor_scale : dynamic_scale(*p.amax);
@@ -196,22 +194,29 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
   const bool active = row < live_row_count(p);
   int64_t sfa0 = 0, stride = 0;
   if (active && grouped_out && tl == 0) grouped_scale_slot(p, row, &sfa0, &stride);
-  QuantRow<T> src;  // read only by active rows (the loops below are empty for the others)
-  if (active) src = quant_row<T>(p, row, sp0 == 0 && tl == 0);
+  QuantRow<T, kGated> src;  // read only by active rows (their loads are predicated off otherwise)
+  if (active) src = quant_row<T, kGated>(p, row, sp0 == 0 && tl == 0);
+  uint4 raw[QuantRow<T, kGated>::kLoads];
   // The same trip count on every lane: the shuffles below need the whole warp.
   for (int64_t i = 0; i < per_team; ++i) {
     const int64_t sp = sp0 + i;
     const bool valid = active && sp < spans;
     const int64_t v0 = sp * span / kVec, v1 = valid ? min(p.cols, (sp + 1) * span) / kVec : v0;
+    const bool mine = one_vector && v0 + tl < v1;
+    float f[kVec];
     float m = 0.0f;
-    if (group) {
+    if (one_vector) {
+      src.fetch(v0 + tl, mine, raw);
+      src.convert(p.act, raw, f);
+      if (mine) m = fold_amax(m, f);
+    } else if (group) {
       for (int64_t v = v0 + tl; v < v1; v += team) {
-        float f[kVec];
-        src.load(p, v, f);
+        src.fetch(v, true, raw);
+        src.convert(p.act, raw, f);
         m = fold_amax(m, f);
       }
-      m = lanes_max(m, team);
     }
+    if (group) m = lanes_max(m, team);
     if (!valid) continue;
     const float s = group ? dynamic_scale(m) : tensor_s;
     if (tl == 0 && grouped_out) {
@@ -219,51 +224,77 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
     } else if (tl == 0 && group) {
       p.scales[row * spans + sp] = s;
     }
+    if (one_vector) {
+      if (mine) store_quantized(p, row, v0 + tl, f, s);
+      continue;
+    }
     for (int64_t v = v0 + tl; v < v1; v += team) {
-      float f[kVec];
-      src.load(p, v, f);
+      src.fetch(v, true, raw);
+      src.convert(p.act, raw, f);
       store_quantized(p, row, v, f, s);
     }
   }
 }
 
-// Per-row scales: kRowThreads threads per row (256: a CTA, the row's amax reduced through
-// shared memory, for few rows; 32: a warp, for many), the amax, then the row's values.
-template <typename T, int kRowThreads>
-__global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p) {
-  static_assert(kRowThreads == 32 || kRowThreads == kQuantThreads, "a warp or the CTA per row");
+// Per-row scales: a team of `team` threads per row (32, 64, 128 or 256; the CTA holds
+// kQuantThreads / team rows, the row's amax reduced through shared memory above a warp). Each
+// thread holds up to kRowCache of the row's vectors in registers from the amax to the store,
+// all loads issued first (a row is read once and a gated activation computed once); vectors
+// past team * kRowCache are read again.
+constexpr int kRowCache = 8;
+template <typename T, bool kGated>
+__global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p, int team) {
   __shared__ float s_max[kQuantThreads / 32];
-  const int tid = threadIdx.x % kRowThreads;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * (kQuantThreads / kRowThreads) + threadIdx.x / kRowThreads;
-  if (row >= live_row_count(p)) return;  // uniform over the row's threads (a warp or the CTA)
-  const int64_t vecs = p.cols / kVec;
-  const QuantRow<T> src = quant_row<T>(p, row, tid == 0);
+  const int tid = threadIdx.x % team;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (kQuantThreads / team) + threadIdx.x / team;
+  const bool active = row < live_row_count(p);  // no early return: teams above a warp meet at a barrier
+  const int64_t vecs = active ? p.cols / kVec : 0;
+  QuantRow<T, kGated> src;
+  if (active) src = quant_row<T, kGated>(p, row, tid == 0);
+  uint4 raw[kRowCache][QuantRow<T, kGated>::kLoads];
+#pragma unroll
+  for (int c = 0; c < kRowCache; ++c) src.fetch(tid + static_cast<int64_t>(c) * team, tid + c * team < vecs, raw[c]);
+  float f[kRowCache][kVec];
   float m = 0.0f;
-  for (int64_t v = tid; v < vecs; v += kRowThreads) {
-    float f[kVec];
-    src.load(p, v, f);
-    m = fold_amax(m, f);
+#pragma unroll
+  for (int c = 0; c < kRowCache; ++c) {
+    src.convert(p.act, raw[c], f[c]);
+    if (tid + c * team < vecs) m = fold_amax(m, f[c]);
+  }
+  for (int64_t v = tid + static_cast<int64_t>(kRowCache) * team; v < vecs; v += team) {
+    uint4 r[QuantRow<T, kGated>::kLoads];
+    float g[kVec];
+    src.fetch(v, true, r);
+    src.convert(p.act, r, g);
+    m = fold_amax(m, g);
   }
   m = warp_max(m);
-  if constexpr (kRowThreads > 32) {
+  if (team > 32) {  // uniform over the CTA
     if ((threadIdx.x & 31) == 0) s_max[threadIdx.x >> 5] = m;
     __syncthreads();
-#pragma unroll
-    for (int w = 0; w < kRowThreads / 32; ++w) m = fmaxf(m, s_max[w]);
+    const int w0 = threadIdx.x / team * (team / 32);
+    for (int w = 0; w < team / 32; ++w) m = fmaxf(m, s_max[w0 + w]);
   }
+  if (!active) return;
   const float s = dynamic_scale(m);
   if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {  // the row's scale for each of its blocks
     int64_t sfa0 = 0, stride = 0;
     grouped_scale_slot(p, row, &sfa0, &stride);
     const int64_t kbs = (p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
-    for (int64_t kb = tid; kb < kbs; kb += kRowThreads) p.scales[sfa0 + kb * stride] = s;
+    for (int64_t kb = tid; kb < kbs; kb += team) p.scales[sfa0 + kb * stride] = s;
   } else if (tid == 0) {
     p.scales[row] = s;
   }
-  for (int64_t v = tid; v < vecs; v += kRowThreads) {
-    float f[kVec];
-    src.load(p, v, f);
-    store_quantized(p, row, v, f, s);
+#pragma unroll
+  for (int c = 0; c < kRowCache; ++c) {
+    if (tid + c * team < vecs) store_quantized(p, row, tid + c * team, f[c], s);
+  }
+  for (int64_t v = tid + static_cast<int64_t>(kRowCache) * team; v < vecs; v += team) {
+    uint4 r[QuantRow<T, kGated>::kLoads];
+    float g[kVec];
+    src.fetch(v, true, r);
+    src.convert(p.act, r, g);
+    store_quantized(p, row, v, g, s);
   }
 }
 
@@ -562,19 +593,60 @@ bool valid_input(const Fp8QuantParams& p) {
   return false;
 }
 
+template <typename T>
+cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stream) {
+  constexpr int64_t kMaxBlocks = 0x7fffffff;
+  // Threads the H100/H200 hold at once (132 SMs x 2048): the mappings below spread a few rows
+  // over about this many threads and give many rows fewer threads each.
+  constexpr int64_t kResidentThreads = 132 * 2048;
+  const bool gated = p.in_kind == Fp8QuantIn::kGatedAct;
+  if (p.kind == Fp8ActScale::kRow) {
+    // The smallest team that holds the row in registers (kRowCache vectors per thread), larger
+    // while the rows leave the GPU unfilled, never more threads than vectors (but a warp).
+    const int64_t vecs = p.cols / kVec;
+    int team = 32;
+    while (team < kQuantThreads && team < vecs && (team * kRowCache < vecs || p.rows * team < kResidentThreads)) {
+      team *= 2;
+    }
+    const int64_t rows_per_cta = kQuantThreads / team;
+    const int64_t blocks = (p.rows + rows_per_cta - 1) / rows_per_cta;
+    if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
+    const unsigned grid = static_cast<unsigned>(blocks);
+    gated ? fp8_quantize_rows_kernel<T, true><<<grid, kQuantThreads, 0, stream>>>(p, team)
+          : fp8_quantize_rows_kernel<T, false><<<grid, kQuantThreads, 0, stream>>>(p, team);
+    return cudaGetLastError();
+  }
+  // Spans: the groups, or 128 columns per span for a per-tensor scale (kE4M3Grouped's block).
+  const int64_t span = p.kind == Fp8ActScale::kGroup ? p.group : kFp8ScaleBlock;
+  const int64_t span_vecs = span / kVec;
+  const int team = span_vecs <= 32 && 32 % span_vecs == 0 ? static_cast<int>(span_vecs) : 32;
+  const int64_t spans = std::max<int64_t>(1, (p.cols + span - 1) / span);
+  const int64_t per_team = std::min(spans, std::max<int64_t>(1, p.rows * spans * team / kResidentThreads));
+  const int64_t teams = p.rows * ((spans + per_team - 1) / per_team);
+  const int64_t teams_per_cta = kQuantThreads / 32 * (32 / team);
+  const int64_t blocks = (teams + teams_per_cta - 1) / teams_per_cta;
+  if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
+  const unsigned grid = static_cast<unsigned>(blocks);
+  gated ? fp8_quantize_spans_kernel<T, true><<<grid, kQuantThreads, 0, stream>>>(p, span, team, per_team)
+        : fp8_quantize_spans_kernel<T, false><<<grid, kQuantThreads, 0, stream>>>(p, span, team, per_team);
+  return cudaGetLastError();
+}
+
 }  // namespace
 
-cudaError_t launch_fp8_amax(const Fp8QuantParams& p, float* amax, cudaStream_t stream) {
-  if (!valid_input(p) || amax == nullptr) return cudaErrorInvalidValue;
+cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t cols, const int64_t* live_rows,
+                            float* amax, cudaStream_t stream) {
+  if (rows < 0 || cols % kVec != 0 || amax == nullptr) return cudaErrorInvalidValue;
   cudaError_t err = cudaMemsetAsync(amax, 0, sizeof(float), stream);
-  if (err != cudaSuccess || p.rows == 0 || p.cols == 0) return err;
-  const int64_t vecs = p.rows * p.cols / kVec;
+  if (err != cudaSuccess || rows == 0 || cols == 0) return err;
+  const int64_t vecs = rows * cols / kVec;
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((vecs + 255) / 256, 1024));
   unsigned int* bits = reinterpret_cast<unsigned int*>(amax);
-  if (p.elem == ElemType::kBF16) {
-    fp8_amax_kernel<__nv_bfloat16><<<blocks, 256, 0, stream>>>(p, bits);
+  if (elem == ElemType::kBF16) {
+    fp8_amax_kernel<__nv_bfloat16><<<blocks, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(in), rows, cols,
+                                                                live_rows, bits);
   } else {
-    fp8_amax_kernel<__half><<<blocks, 256, 0, stream>>>(p, bits);
+    fp8_amax_kernel<__half><<<blocks, 256, 0, stream>>>(static_cast<const __half*>(in), rows, cols, live_rows, bits);
   }
   return cudaGetLastError();
 }
@@ -590,42 +662,8 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
     return cudaErrorInvalidValue;
   }
   if (p.rows == 0) return cudaSuccess;
-  constexpr int64_t kMaxBlocks = 0x7fffffff;
-  // Threads the H100/H200 hold at once (132 SMs x 2048): the mappings below spread a few rows
-  // over about this many threads and give many rows fewer threads each.
-  constexpr int64_t kResidentThreads = 132 * 2048;
-  const bool bf16 = p.elem == ElemType::kBF16;
-  if (p.kind == Fp8ActScale::kRow) {
-    const bool cta_per_row = p.rows * kQuantThreads <= kResidentThreads;
-    const int64_t blocks = cta_per_row ? p.rows : (p.rows + kQuantThreads / 32 - 1) / (kQuantThreads / 32);
-    if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
-    const unsigned grid = static_cast<unsigned>(blocks);
-    if (bf16) {
-      cta_per_row ? fp8_quantize_rows_kernel<__nv_bfloat16, kQuantThreads><<<grid, kQuantThreads, 0, stream>>>(p)
-                  : fp8_quantize_rows_kernel<__nv_bfloat16, 32><<<grid, kQuantThreads, 0, stream>>>(p);
-    } else {
-      cta_per_row ? fp8_quantize_rows_kernel<__half, kQuantThreads><<<grid, kQuantThreads, 0, stream>>>(p)
-                  : fp8_quantize_rows_kernel<__half, 32><<<grid, kQuantThreads, 0, stream>>>(p);
-    }
-    return cudaGetLastError();
-  }
-  // Spans: the groups, or 128 columns per span for a per-tensor scale (kE4M3Grouped's block).
-  const int64_t span = p.kind == Fp8ActScale::kGroup ? p.group : kFp8ScaleBlock;
-  const int64_t span_vecs = span / kVec;
-  const int team = span_vecs <= 32 && 32 % span_vecs == 0 ? static_cast<int>(span_vecs) : 32;
-  const int64_t spans = std::max<int64_t>(1, (p.cols + span - 1) / span);
-  const int64_t per_team = std::min(spans, std::max<int64_t>(1, p.rows * spans * team / kResidentThreads));
-  const int64_t teams = p.rows * ((spans + per_team - 1) / per_team);
-  const int64_t teams_per_cta = kQuantThreads / 32 * (32 / team);
-  const int64_t blocks = (teams + teams_per_cta - 1) / teams_per_cta;
-  if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
-  const unsigned grid = static_cast<unsigned>(blocks);
-  if (bf16) {
-    fp8_quantize_spans_kernel<__nv_bfloat16><<<grid, kQuantThreads, 0, stream>>>(p, span, team, per_team);
-  } else {
-    fp8_quantize_spans_kernel<__half><<<grid, kQuantThreads, 0, stream>>>(p, span, team, per_team);
-  }
-  return cudaGetLastError();
+  return p.elem == ElemType::kBF16 ? launch_fp8_quantize_typed<__nv_bfloat16>(p, stream)
+                                   : launch_fp8_quantize_typed<__half>(p, stream);
 }
 
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,

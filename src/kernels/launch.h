@@ -141,7 +141,11 @@ struct Fp8WeightsView {
 /// one per row [rows], or one per row and group of `group` columns [rows, ceil(cols / group)].
 enum class Fp8ActScale { kTensor, kRow, kGroup };
 
-/// Where fp8_quantize (and fp8_amax) read row r of the matrix they quantize (r in the output's
+/// fp8_amax: *amax = max |in| over the first rows (or *live_rows, when given) of [rows, cols].
+cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t cols, const int64_t* live_rows,
+                            float* amax, cudaStream_t stream);
+
+/// Where fp8_quantize reads row r of the matrix they quantize (r in the output's
 /// order):
 ///  - kRows: in [rows, cols].
 ///  - kGatherTokens: in = x [tokens, cols]; row r is token sorted_pairs[r] / topk, and
@@ -150,6 +154,8 @@ enum class Fp8ActScale { kTensor, kRow, kGroup };
 ///  - kGatedAct: in = GEMM1's output [rows, 2 * cols] (gate half, then up half); the value is
 ///    act(g * w, u * w) rounded to elem, exactly what gated_act stores (w = the pair's routed
 ///    weight when topk_weights is set, else 1): the activation never goes to memory unquantized.
+///    (A dynamic per-tensor scale needs every value's amax first: the layer then has gated_act
+///    write the activation and reduce its amax, and quantizes those rows.)
 enum class Fp8QuantIn { kRows, kGatherTokens, kGatedAct };
 
 /// fp8_quantize: q = e4m3(v / s) (round to nearest even, saturating at +-448) per row of
@@ -185,10 +191,6 @@ struct Fp8QuantParams {
   const float* topk_weights = nullptr;    // kGatedAct: the routed weights applied on the input, or nullptr
 };
 cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream);
-
-/// fp8_amax: *amax = max |v| over the live rows of the matrix p describes (its input view;
-/// p's output fields unused), for per-tensor dynamic scales.
-cudaError_t launch_fp8_amax(const Fp8QuantParams& p, float* amax, cudaStream_t stream);
 
 /// fp8_gemv: small_m_splitk's grid, split-K and epilogue over e4m3 weights and activations
 /// quantized by fp8_quantize (fp16 holding e4m3 values: products exact, fp32 accumulation),
@@ -277,6 +279,7 @@ cudaError_t launch_gather_rows(const GatherParams& p, cudaStream_t stream);
 
 /// gated_act: a[pos, j] = act(h[pos, j] * s) * (h[pos, inter + j] * s) for live positions,
 /// s = topk_weights[sorted_pairs[pos]] when topk_weights is set (weight applied on input), else 1.
+/// With amax set: *amax = max |a| over what it writes (FP8 per-tensor dynamic scales).
 struct GatedActParams {
   ElemType elem = ElemType::kBF16;
   GatedAct act = GatedAct::kSilu;
@@ -287,6 +290,7 @@ struct GatedActParams {
   const int64_t* live_rows = nullptr;
   const int32_t* sorted_pairs = nullptr;
   const float* topk_weights = nullptr;
+  float* amax = nullptr;
 };
 cudaError_t launch_gated_act(const GatedActParams& p, cudaStream_t stream);
 

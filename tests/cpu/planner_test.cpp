@@ -92,6 +92,13 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   q.format = WeightFormat::kFP8PerTensor;
   q.act_quant = ActQuant::kPerTensorStatic;
   EXPECT_TRUE(fp8_epilogue_scales(q));
+  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
+  EXPECT_EQ(ws.find("intermediate"), nullptr);
+  // A dynamic per-tensor scale needs the amax of the whole activation before any of it is
+  // quantized: gated_act writes it in bf16 (and reduces the amax) first.
+  q.act_quant = ActQuant::kPerTensorDynamic;
+  ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
+  EXPECT_EQ(ws.find("intermediate")->bytes, 16u * 8u * 256u * 2u);
   // fp8_gemv: activations held as fp16 e4m3 values with their scales.
   q.format = WeightFormat::kFP8Block;
   q.act_quant = ActQuant::kPerGroup;
