@@ -103,7 +103,7 @@ Status enqueue_gather(const MoeInputs& in, const kernels::AlignParams& al, void*
 }
 
 Status enqueue_gated_act(const MoeInputs& in, const kernels::AlignParams& al, const float* topk_weights,
-                         const void* gate_up, void* intermediate, float* amax, cudaStream_t stream) {
+                         const void* gate_up, void* intermediate, cudaStream_t stream) {
   kernels::GatedActParams act;
   act.elem = elem_type(in.act_dtype);
   act.act = gated_act(in.activation);
@@ -114,7 +114,6 @@ Status enqueue_gated_act(const MoeInputs& in, const kernels::AlignParams& al, co
   act.live_rows = al.expert_offsets + al.num_experts;
   act.sorted_pairs = al.sorted_pairs;
   act.topk_weights = in.apply_router_weight_on_input ? topk_weights : nullptr;
-  act.amax = amax;
   const cudaError_t err = kernels::launch_gated_act(act, stream);
   return err == cudaSuccess ? Status() : cuda_error(err, "gated_act launch");
 }
@@ -265,13 +264,11 @@ kernels::Fp8ActScale fp8_act_kind(ActQuant a) {
 // values in fp16 with their scales for fp8_gemv, or (grouped: the local experts' offsets)
 // e4m3 bytes with scales in the grouped GEMM's layout. Per-tensor dynamic scales reduce the
 // amax over `amax_rows` rows of `amax_in` first (x: every token, also those routed elsewhere),
-// else over the quantized matrix itself, unless amax_ready (a kernel before reduced it).
-// `source`: how its rows are read (plain, x's rows gathered by sorted_pairs, or the gated
+// else over the quantized matrix itself. `source`: how its rows are read (plain, x's rows gathered by sorted_pairs, or the gated
 // activation of `in` = GEMM1's gate/up halves).
 struct Fp8Quantize {
   const void* amax_in = nullptr;
   int64_t amax_rows = 0;
-  bool amax_ready = false;
   const kernels::AlignParams* grouped = nullptr;
   int32_t num_experts = 0;
   kernels::Fp8QuantIn source = kernels::Fp8QuantIn::kRows;
@@ -305,13 +302,13 @@ Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const 
   p.act = how.act;
   p.topk_weights = how.topk_weights;
   if (q.act_quant == ActQuant::kPerTensorStatic) p.tensor_scale = static_scale;
-  if (q.act_quant == ActQuant::kPerTensorDynamic && !how.amax_ready) {
+  if (q.act_quant == ActQuant::kPerTensorDynamic) {
     const bool own = how.amax_in == nullptr;
     const cudaError_t err = kernels::launch_fp8_amax(elem, own ? in : how.amax_in, own ? rows : how.amax_rows, cols,
                                                      own ? live_rows : nullptr, amax, stream);
     if (err != cudaSuccess) return cuda_error(err, std::string("fp8_amax ") + what);
+    p.amax = amax;
   }
-  if (q.act_quant == ActQuant::kPerTensorDynamic) p.amax = amax;
   const cudaError_t err = kernels::launch_fp8_quantize(p, stream);
   return err == cudaSuccess ? Status() : cuda_error(err, std::string("fp8_quantize ") + what);
 }
@@ -509,11 +506,9 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     Fp8Quantize act_how;
     act_how.grouped = &al;
     act_how.num_experts = s.num_experts;
-    if (quant.act_quant == ActQuant::kPerTensorDynamic) {
-      // The amax of every value comes first: gated_act writes the activation and reduces it.
+    if (!fp8_fuses_activation(s, quant)) {  // the activation written in bf16 first (planner.h says when)
       void* intermediate = at<void>(workspace, ws, "intermediate");
-      FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, amax + 1, stream));
-      act_how.amax_ready = true;
+      FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
       return gemm(Projection::kW2, intermediate, s.inter, args.weights->w2.input_scale, act_how, rows);
     }
     act_how.source = kernels::Fp8QuantIn::kGatedAct;
@@ -558,7 +553,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     return Status();
   };
   FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, gate_up));
-  FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, nullptr, stream));
+  FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
   return gemm(Projection::kW2, intermediate, rows);
 }
 

@@ -6,7 +6,7 @@
 //            routed weight in the combine; integer weights are first dequantized by
 //            wna16_dequant, a chunk of experts at a time, into the workspace. FP8 weights:
 //            fp8_quantize gathers x's rows itself, and quantizes the gated activation as it
-//            computes it from GEMM1's output (a dynamic per-tensor scale: gated_act first).
+//            computes it from GEMM1's output where fp8_fuses_activation says (planner.h).
 // CUDA builds only.
 #pragma once
 
@@ -33,10 +33,9 @@ Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::Alig
 /// x's rows in expert order into `rows`, and row_of_pair for the combine.
 Status enqueue_gather(const MoeInputs& in, const kernels::AlignParams& al, void* rows, int32_t* row_of_pair,
                       cudaStream_t stream);
-/// act(gate) * up of GEMM1's [rows, 2I] output, with the routed weight if it applies on input;
-/// amax (or nullptr): the largest |value| written (FP8 per-tensor dynamic scales).
+/// act(gate) * up of GEMM1's [rows, 2I] output, with the routed weight if it applies on input.
 Status enqueue_gated_act(const MoeInputs& in, const kernels::AlignParams& al, const float* topk_weights,
-                         const void* gate_up, void* intermediate, float* amax, cudaStream_t stream);
+                         const void* gate_up, void* intermediate, cudaStream_t stream);
 /// out[t] = sum over slots of weight * y[row]; `weights` nullptr when GEMM2 applied them,
 /// `row_of_pair` nullptr when y is indexed by pair.
 Status enqueue_combine(const MoeInputs& in, const kernels::AlignParams& al, const float* weights, const void* y,

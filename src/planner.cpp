@@ -79,6 +79,11 @@ bool fp8_epilogue_scales(const QuantParams& q) {
 
 int64_t fp8_block_scales_per_expert(int64_t n, int64_t k) { return (n + 127) / 128 * ((k + 127) / 128); }
 
+bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& q) {
+  return is_fp8_format(q.format) && q.act_quant != ActQuant::kPerTensorDynamic &&
+         shape.inter <= kFp8FusedActivationMaxInter;
+}
+
 PathRule path_rule(const QuantParams& q) {
   if (is_integer_format(q.format)) return kIntegerPathRule;
   if (q.format == WeightFormat::kFP8Block) return kFp8BlockPathRule;
@@ -280,12 +285,11 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
     FUSEDMOE_RETURN_IF_ERROR(b.add("gate_up", count, act_bytes, "m * topk * 2 * inter"));
   }
   // GEMM1 output after the activation: one row per (token, slot), I columns. The FP8 grouped
-  // path quantizes the activation as it computes it (fp8_rows) and has none, except under a
-  // dynamic per-tensor scale (the amax of every value comes first).
+  // path has none where it quantizes the activation as it computes it (fp8_fuses_activation).
   if (!checked_mul(pairs, s.inter, &count)) {
     return invalid_argument("m * topk * inter", "< 2^63", pair_str + " * " + str(s.inter));
   }
-  if (!(fp8 && grouped) || q.act_quant == ActQuant::kPerTensorDynamic) {
+  if (!(fp8 && grouped) || !fp8_fuses_activation(s, q)) {
     FUSEDMOE_RETURN_IF_ERROR(b.add("intermediate", count, act_bytes, "m * topk * inter"));
   }
   if (fp8 && !grouped) {

@@ -93,6 +93,14 @@ bool fp8_grouped_supports(const QuantParams& quant);
 /// (fp8_weight_scales), ceil(n / 128) * ceil(k / 128) per expert of one projection (n x k).
 bool fp8_epilogue_scales(const QuantParams& quant);
 int64_t fp8_block_scales_per_expert(int64_t n, int64_t k);
+/// Whether the FP8 grouped path quantizes the gated activation as fp8_quantize computes it
+/// from GEMM1's output (the activation never written in bf16), or writes it with gated_act
+/// first: a dynamic per-tensor scale needs every value's amax before any is quantized, and
+/// long rows (inter above kFp8FusedActivationMaxInter) lost fused: Mixtral's I = 14336 was
+/// 1.4-8% slower at M = 1024-4096 in both kernel designs measured (PERF.md v19), where
+/// I = 256-1024 gained up to 12%.
+inline constexpr int64_t kFp8FusedActivationMaxInter = 4096;
+bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& quant);
 
 /// Whether wna16_gemv reads these integer weights: groups contiguous in k (no act-order) of
 /// 32 or 64 columns, a multiple of 128, or one group per row.

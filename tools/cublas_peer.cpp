@@ -80,7 +80,7 @@ Status CublasPeer::enqueue(cudaStream_t stream) {
   st = gemms(rows_.get(), args_.weights->w13.weight, gate_up_.get(), 2 * s.inter, s.hidden);
   if (!st.ok()) return st;
 
-  st = enqueue_gated_act(in, al, in.topk_weights, gate_up_.get(), inter_.get(), nullptr, stream);
+  st = enqueue_gated_act(in, al, in.topk_weights, gate_up_.get(), inter_.get(), stream);
   if (!st.ok()) return st;
 
   st = gemms(inter_.get(), args_.weights->w2.weight, rows_.get(), s.hidden, s.inter);

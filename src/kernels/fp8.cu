@@ -82,21 +82,22 @@ __device__ __forceinline__ int64_t live_row_count(const Fp8QuantParams& p) {
   return p.live_rows != nullptr ? min(p.rows, *p.live_rows) : p.rows;
 }
 
-// Row `row` of the matrix being quantized, read through p's input view (Fp8QuantIn):
-// kGated for kGatedAct, else kRows or kGatherTokens. fetch issues a vector's loads (predicated:
-// a kernel issues all it holds before it uses any), convert turns them into floats.
-template <typename T, bool kGated>
+// Row `row` of the matrix being quantized, read through the input view kIn (Fp8QuantIn).
+// fetch issues a vector's loads (predicated, so that a kernel can issue what it holds before
+// it uses any), convert turns them into floats.
+template <typename T, Fp8QuantIn kIn>
 struct QuantRow {
+  static constexpr bool kGated = kIn == Fp8QuantIn::kGatedAct;
+  static constexpr int kLoads = kGated ? 2 : 1;
   const uint4* in = nullptr;  // the row's first 16-byte vector (the gate half's when kGated)
   int64_t up = 0;             // kGated: vectors from a gate vector to its up vector
   float weight = 1.0f;        // kGated: the routed weight applied on the input
-  static constexpr int kLoads = kGated ? 2 : 1;
 
   __device__ __forceinline__ void fetch(int64_t v, bool ok, uint4 (&raw)[kLoads]) const {
     raw[0] = load_act_if(in + v, ok);
     if constexpr (kGated) raw[1] = load_act_if(in + v + up, ok);
   }
-  // What gated_act would store (the activation rounded to T), as floats.
+  // kGated: what gated_act would store (the activation rounded to T), as floats.
   __device__ __forceinline__ void convert(GatedAct act, const uint4 (&raw)[kLoads], float (&f)[kVec]) const {
     Elem<T>::unpack(raw[0], f);
     if constexpr (kGated) {
@@ -109,15 +110,15 @@ struct QuantRow {
 };
 
 // A live row's view; `record`: the one thread that writes a gathered row's row_of_pair entry.
-template <typename T, bool kGated>
-__device__ __forceinline__ QuantRow<T, kGated> quant_row(const Fp8QuantParams& p, int64_t row, bool record) {
-  QuantRow<T, kGated> r;
+template <typename T, Fp8QuantIn kIn>
+__device__ __forceinline__ QuantRow<T, kIn> quant_row(const Fp8QuantParams& p, int64_t row, bool record) {
+  QuantRow<T, kIn> r;
   const T* in = static_cast<const T*>(p.in);
-  if constexpr (kGated) {
+  if constexpr (kIn == Fp8QuantIn::kGatedAct) {
     r.in = reinterpret_cast<const uint4*>(in + row * 2 * p.cols);
     r.up = p.cols / kVec;
     if (p.topk_weights != nullptr) r.weight = p.topk_weights[p.sorted_pairs[row]];
-  } else if (p.in_kind == Fp8QuantIn::kGatherTokens) {
+  } else if constexpr (kIn == Fp8QuantIn::kGatherTokens) {
     const int32_t pair = p.sorted_pairs[row];
     if (record) p.row_of_pair[pair] = static_cast<int32_t>(row);
     r.in = reinterpret_cast<const uint4*>(in + pair / p.topk * p.cols);
@@ -126,7 +127,6 @@ __device__ __forceinline__ QuantRow<T, kGated> quant_row(const Fp8QuantParams& p
   }
   return r;
 }
-
 
 // Where row's scale of 128-column block kb goes in kE4M3Grouped's layout: sfa0 + kb * stride
 // ([kb][rows_e] within its expert's stretch of the scales; sm90_grouped_gemm.cuh's SFA).
@@ -174,7 +174,7 @@ __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t
 // lookup of kE4M3Grouped once per team, not per span). team: the span's vectors when they
 // divide 32 (each lane then holds its one vector of a span from the amax to the store: read
 // once, a gated activation computed once), else 32 (a loop that reads the span twice).
-template <typename T, bool kGated>
+template <typename T, Fp8QuantIn kIn>
 __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8QuantParams p, int64_t span, int team,
                                                                            int64_t per_team) {
   const int lane = threadIdx.x & 31;
@@ -194,9 +194,9 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
   const bool active = row < live_row_count(p);
   int64_t sfa0 = 0, stride = 0;
   if (active && grouped_out && tl == 0) grouped_scale_slot(p, row, &sfa0, &stride);
-  QuantRow<T, kGated> src;  // read only by active rows (their loads are predicated off otherwise)
-  if (active) src = quant_row<T, kGated>(p, row, sp0 == 0 && tl == 0);
-  uint4 raw[QuantRow<T, kGated>::kLoads];
+  QuantRow<T, kIn> src;  // read only by active rows (their loads are predicated off otherwise)
+  if (active) src = quant_row<T, kIn>(p, row, sp0 == 0 && tl == 0);
+  uint4 raw[QuantRow<T, kIn>::kLoads];
   // The same trip count on every lane: the shuffles below need the whole warp.
   for (int64_t i = 0; i < per_team; ++i) {
     const int64_t sp = sp0 + i;
@@ -236,65 +236,46 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
   }
 }
 
-// Per-row scales: a team of `team` threads per row (32, 64, 128 or 256; the CTA holds
-// kQuantThreads / team rows, the row's amax reduced through shared memory above a warp). Each
-// thread holds up to kRowCache of the row's vectors in registers from the amax to the store,
-// all loads issued first (a row is read once and a gated activation computed once); vectors
-// past team * kRowCache are read again.
-constexpr int kRowCache = 8;
-template <typename T, bool kGated>
-__global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p, int team) {
+// Per-row scales: kRowThreads threads per row (256: a CTA, the row's amax reduced through
+// shared memory, for few rows; 32: a warp, for many), the amax, then the row's values (read
+// twice; a gated activation computed twice).
+template <typename T, int kRowThreads, Fp8QuantIn kIn>
+__global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p) {
+  static_assert(kRowThreads == 32 || kRowThreads == kQuantThreads, "a warp or the CTA per row");
   __shared__ float s_max[kQuantThreads / 32];
-  const int tid = threadIdx.x % team;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * (kQuantThreads / team) + threadIdx.x / team;
-  const bool active = row < live_row_count(p);  // no early return: teams above a warp meet at a barrier
-  const int64_t vecs = active ? p.cols / kVec : 0;
-  QuantRow<T, kGated> src;
-  if (active) src = quant_row<T, kGated>(p, row, tid == 0);
-  uint4 raw[kRowCache][QuantRow<T, kGated>::kLoads];
-#pragma unroll
-  for (int c = 0; c < kRowCache; ++c) src.fetch(tid + static_cast<int64_t>(c) * team, tid + c * team < vecs, raw[c]);
-  float f[kRowCache][kVec];
+  const int tid = threadIdx.x % kRowThreads;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (kQuantThreads / kRowThreads) + threadIdx.x / kRowThreads;
+  if (row >= live_row_count(p)) return;  // uniform over the row's threads (a warp or the CTA)
+  const int64_t vecs = p.cols / kVec;
+  const QuantRow<T, kIn> src = quant_row<T, kIn>(p, row, tid == 0);
+  uint4 raw[QuantRow<T, kIn>::kLoads];
+  float f[kVec];
   float m = 0.0f;
-#pragma unroll
-  for (int c = 0; c < kRowCache; ++c) {
-    src.convert(p.act, raw[c], f[c]);
-    if (tid + c * team < vecs) m = fold_amax(m, f[c]);
-  }
-  for (int64_t v = tid + static_cast<int64_t>(kRowCache) * team; v < vecs; v += team) {
-    uint4 r[QuantRow<T, kGated>::kLoads];
-    float g[kVec];
-    src.fetch(v, true, r);
-    src.convert(p.act, r, g);
-    m = fold_amax(m, g);
+  for (int64_t v = tid; v < vecs; v += kRowThreads) {
+    src.fetch(v, true, raw);
+    src.convert(p.act, raw, f);
+    m = fold_amax(m, f);
   }
   m = warp_max(m);
-  if (team > 32) {  // uniform over the CTA
+  if constexpr (kRowThreads > 32) {
     if ((threadIdx.x & 31) == 0) s_max[threadIdx.x >> 5] = m;
     __syncthreads();
-    const int w0 = threadIdx.x / team * (team / 32);
-    for (int w = 0; w < team / 32; ++w) m = fmaxf(m, s_max[w0 + w]);
+#pragma unroll
+    for (int w = 0; w < kRowThreads / 32; ++w) m = fmaxf(m, s_max[w]);
   }
-  if (!active) return;
   const float s = dynamic_scale(m);
   if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {  // the row's scale for each of its blocks
     int64_t sfa0 = 0, stride = 0;
     grouped_scale_slot(p, row, &sfa0, &stride);
     const int64_t kbs = (p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
-    for (int64_t kb = tid; kb < kbs; kb += team) p.scales[sfa0 + kb * stride] = s;
+    for (int64_t kb = tid; kb < kbs; kb += kRowThreads) p.scales[sfa0 + kb * stride] = s;
   } else if (tid == 0) {
     p.scales[row] = s;
   }
-#pragma unroll
-  for (int c = 0; c < kRowCache; ++c) {
-    if (tid + c * team < vecs) store_quantized(p, row, tid + c * team, f[c], s);
-  }
-  for (int64_t v = tid + static_cast<int64_t>(kRowCache) * team; v < vecs; v += team) {
-    uint4 r[QuantRow<T, kGated>::kLoads];
-    float g[kVec];
-    src.fetch(v, true, r);
-    src.convert(p.act, r, g);
-    store_quantized(p, row, v, g, s);
+  for (int64_t v = tid; v < vecs; v += kRowThreads) {
+    src.fetch(v, true, raw);
+    src.convert(p.act, raw, f);
+    store_quantized(p, row, v, f, s);
   }
 }
 
@@ -593,27 +574,19 @@ bool valid_input(const Fp8QuantParams& p) {
   return false;
 }
 
-template <typename T>
+template <typename T, Fp8QuantIn kIn>
 cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stream) {
   constexpr int64_t kMaxBlocks = 0x7fffffff;
   // Threads the H100/H200 hold at once (132 SMs x 2048): the mappings below spread a few rows
   // over about this many threads and give many rows fewer threads each.
   constexpr int64_t kResidentThreads = 132 * 2048;
-  const bool gated = p.in_kind == Fp8QuantIn::kGatedAct;
   if (p.kind == Fp8ActScale::kRow) {
-    // The smallest team that holds the row in registers (kRowCache vectors per thread), larger
-    // while the rows leave the GPU unfilled, never more threads than vectors (but a warp).
-    const int64_t vecs = p.cols / kVec;
-    int team = 32;
-    while (team < kQuantThreads && team < vecs && (team * kRowCache < vecs || p.rows * team < kResidentThreads)) {
-      team *= 2;
-    }
-    const int64_t rows_per_cta = kQuantThreads / team;
-    const int64_t blocks = (p.rows + rows_per_cta - 1) / rows_per_cta;
+    const bool cta_per_row = p.rows * kQuantThreads <= kResidentThreads;
+    const int64_t blocks = cta_per_row ? p.rows : (p.rows + kQuantThreads / 32 - 1) / (kQuantThreads / 32);
     if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
     const unsigned grid = static_cast<unsigned>(blocks);
-    gated ? fp8_quantize_rows_kernel<T, true><<<grid, kQuantThreads, 0, stream>>>(p, team)
-          : fp8_quantize_rows_kernel<T, false><<<grid, kQuantThreads, 0, stream>>>(p, team);
+    cta_per_row ? fp8_quantize_rows_kernel<T, kQuantThreads, kIn><<<grid, kQuantThreads, 0, stream>>>(p)
+                : fp8_quantize_rows_kernel<T, 32, kIn><<<grid, kQuantThreads, 0, stream>>>(p);
     return cudaGetLastError();
   }
   // Spans: the groups, or 128 columns per span for a per-tensor scale (kE4M3Grouped's block).
@@ -626,10 +599,18 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
   const int64_t teams_per_cta = kQuantThreads / 32 * (32 / team);
   const int64_t blocks = (teams + teams_per_cta - 1) / teams_per_cta;
   if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
-  const unsigned grid = static_cast<unsigned>(blocks);
-  gated ? fp8_quantize_spans_kernel<T, true><<<grid, kQuantThreads, 0, stream>>>(p, span, team, per_team)
-        : fp8_quantize_spans_kernel<T, false><<<grid, kQuantThreads, 0, stream>>>(p, span, team, per_team);
+  fp8_quantize_spans_kernel<T, kIn><<<static_cast<unsigned>(blocks), kQuantThreads, 0, stream>>>(p, span, team, per_team);
   return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch_fp8_quantize_view(const Fp8QuantParams& p, cudaStream_t stream) {
+  switch (p.in_kind) {
+    case Fp8QuantIn::kRows: return launch_fp8_quantize_typed<T, Fp8QuantIn::kRows>(p, stream);
+    case Fp8QuantIn::kGatherTokens: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatherTokens>(p, stream);
+    case Fp8QuantIn::kGatedAct: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct>(p, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace
@@ -662,8 +643,8 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
     return cudaErrorInvalidValue;
   }
   if (p.rows == 0) return cudaSuccess;
-  return p.elem == ElemType::kBF16 ? launch_fp8_quantize_typed<__nv_bfloat16>(p, stream)
-                                   : launch_fp8_quantize_typed<__half>(p, stream);
+  return p.elem == ElemType::kBF16 ? launch_fp8_quantize_view<__nv_bfloat16>(p, stream)
+                                   : launch_fp8_quantize_view<__half>(p, stream);
 }
 
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,

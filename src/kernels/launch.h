@@ -154,8 +154,7 @@ cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t
 ///  - kGatedAct: in = GEMM1's output [rows, 2 * cols] (gate half, then up half); the value is
 ///    act(g * w, u * w) rounded to elem, exactly what gated_act stores (w = the pair's routed
 ///    weight when topk_weights is set, else 1): the activation never goes to memory unquantized.
-///    (A dynamic per-tensor scale needs every value's amax first: the layer then has gated_act
-///    write the activation and reduce its amax, and quantizes those rows.)
+///    (The layer uses it where fp8_fuses_activation says, planner.h.)
 enum class Fp8QuantIn { kRows, kGatherTokens, kGatedAct };
 
 /// fp8_quantize: q = e4m3(v / s) (round to nearest even, saturating at +-448) per row of
@@ -279,7 +278,6 @@ cudaError_t launch_gather_rows(const GatherParams& p, cudaStream_t stream);
 
 /// gated_act: a[pos, j] = act(h[pos, j] * s) * (h[pos, inter + j] * s) for live positions,
 /// s = topk_weights[sorted_pairs[pos]] when topk_weights is set (weight applied on input), else 1.
-/// With amax set: *amax = max |a| over what it writes (FP8 per-tensor dynamic scales).
 struct GatedActParams {
   ElemType elem = ElemType::kBF16;
   GatedAct act = GatedAct::kSilu;
@@ -290,7 +288,6 @@ struct GatedActParams {
   const int64_t* live_rows = nullptr;
   const int32_t* sorted_pairs = nullptr;
   const float* topk_weights = nullptr;
-  float* amax = nullptr;
 };
 cudaError_t launch_gated_act(const GatedActParams& p, cudaStream_t stream);
 

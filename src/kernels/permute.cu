@@ -32,26 +32,16 @@ __global__ void __launch_bounds__(kThreads) gated_act_kernel(GatedActParams p) {
   const int64_t vecs_per_row = p.inter / kVec;
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t pos = i / vecs_per_row, v = i % vecs_per_row;
-  const bool live = pos < *p.live_rows;
-  if (!live && p.amax == nullptr) return;
-  unsigned int m = 0;
-  if (live) {
-    const T* h = static_cast<const T*>(p.h) + pos * 2 * p.inter;
-    float g[kVec], u[kVec];
-    Elem<T>::unpack(load_act(reinterpret_cast<const uint4*>(h) + v), g);
-    Elem<T>::unpack(load_act(reinterpret_cast<const uint4*>(h + p.inter) + v), u);
-    const float s = p.topk_weights != nullptr ? p.topk_weights[p.sorted_pairs[pos]] : 1.0f;
-    T out[kVec];
+  if (pos >= *p.live_rows) return;
+  const T* h = static_cast<const T*>(p.h) + pos * 2 * p.inter;
+  float g[kVec], u[kVec];
+  Elem<T>::unpack(load_act(reinterpret_cast<const uint4*>(h) + v), g);
+  Elem<T>::unpack(load_act(reinterpret_cast<const uint4*>(h + p.inter) + v), u);
+  const float s = p.topk_weights != nullptr ? p.topk_weights[p.sorted_pairs[pos]] : 1.0f;
+  T out[kVec];
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      out[k] = Elem<T>::from_float(apply_act(p.act, g[k] * s, u[k] * s));
-      m = max(m, abs_bits(Elem<T>::to_float(out[k])));
-    }
-    reinterpret_cast<uint4*>(static_cast<T*>(p.a) + pos * p.inter)[v] = *reinterpret_cast<const uint4*>(out);
-  }
-  if (p.amax == nullptr) return;  // uniform: every lane of the warp reaches the shuffles
-  m = warp_max_bits(m);
-  if ((threadIdx.x & 31) == 0 && m != 0) atomicMax(reinterpret_cast<unsigned int*>(p.amax), m);
+  for (int k = 0; k < kVec; ++k) out[k] = Elem<T>::from_float(apply_act(p.act, g[k] * s, u[k] * s));
+  reinterpret_cast<uint4*>(static_cast<T*>(p.a) + pos * p.inter)[v] = *reinterpret_cast<const uint4*>(out);
 }
 
 __device__ __forceinline__ int local_expert_of(const CombineParams& p, int32_t id) {
@@ -127,10 +117,6 @@ cudaError_t launch_gather_rows(const GatherParams& p, cudaStream_t stream) {
 cudaError_t launch_gated_act(const GatedActParams& p, cudaStream_t stream) {
   if (p.inter % kVec != 0) return cudaErrorInvalidValue;
   const int64_t total = p.rows_bound * (p.inter / kVec);
-  if (p.amax != nullptr) {
-    const cudaError_t err = cudaMemsetAsync(p.amax, 0, sizeof(float), stream);
-    if (err != cudaSuccess) return err;
-  }
   if (total == 0) return cudaSuccess;
   if (p.elem == ElemType::kBF16) {
     gated_act_kernel<__nv_bfloat16><<<blocks_for(total), kThreads, 0, stream>>>(p);

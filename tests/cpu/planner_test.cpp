@@ -95,10 +95,15 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
   EXPECT_EQ(ws.find("intermediate"), nullptr);
   // A dynamic per-tensor scale needs the amax of the whole activation before any of it is
-  // quantized: gated_act writes it in bf16 (and reduces the amax) first.
+  // quantized, and long rows lost fused: gated_act writes the activation in bf16 first.
   q.act_quant = ActQuant::kPerTensorDynamic;
   ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
   EXPECT_EQ(ws.find("intermediate")->bytes, 16u * 8u * 256u * 2u);
+  q.act_quant = ActQuant::kPerTensorStatic;
+  ASSERT_TRUE(plan_workspace(inputs(16, 4096, 14336, 8, 2, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
+  EXPECT_EQ(ws.find("intermediate")->bytes, 16u * 2u * 14336u * 2u);
+  EXPECT_TRUE(fp8_fuses_activation(inputs(16, 4096, kFp8FusedActivationMaxInter, 8, 2, false).shape, q));
+  EXPECT_FALSE(fp8_fuses_activation(inputs(16, 4096, kFp8FusedActivationMaxInter + 16, 8, 2, false).shape, q));
   // fp8_gemv: activations held as fp16 e4m3 values with their scales.
   q.format = WeightFormat::kFP8Block;
   q.act_quant = ActQuant::kPerGroup;
