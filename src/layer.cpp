@@ -264,8 +264,8 @@ kernels::Fp8ActScale fp8_act_kind(ActQuant a) {
 // values in fp16 with their scales for fp8_gemv, or (grouped: the local experts' offsets)
 // e4m3 bytes with scales in the grouped GEMM's layout. Per-tensor dynamic scales reduce the
 // amax over `amax_rows` rows of `amax_in` first (x: every token, also those routed elsewhere),
-// else over the quantized matrix itself. `source`: how its rows are read (plain, x's rows gathered by sorted_pairs, or the gated
-// activation of `in` = GEMM1's gate/up halves).
+// else over the quantized matrix itself. `source`: how its rows are read (plain, x's rows
+// gathered by sorted_pairs, or the gated activation of `in` = GEMM1's gate/up halves).
 struct Fp8Quantize {
   const void* amax_in = nullptr;
   int64_t amax_rows = 0;
@@ -452,10 +452,11 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   const int64_t* live = al.expert_offsets + s.num_experts;
   if (fp8) {
     // Each GEMM's input quantized to e4m3 in expert order (x's amax over every token), then
-    // sm90_fp8_grouped_gemm. The quantizer gathers x's rows itself and applies the gated
-    // activation to GEMM1's output as it reads it, so neither goes to memory in bf16. The GEMM: with scales that do not vary along k, applied in its epilogue
-    // (the checkpoint's weight scales as they are); else in its mainloop, the weights' scales
-    // rewritten in its layout first. D in the activation dtype.
+    // sm90_fp8_grouped_gemm. The quantizer gathers x's rows itself, and applies the gated
+    // activation to GEMM1's output as it reads it where fp8_fuses_activation says, so these
+    // do not go to memory in bf16. The GEMM: scales that do not vary along k applied in its
+    // epilogue (the checkpoint's weight scales as they are); else in its mainloop, the
+    // weights' scales rewritten in its layout first. D in the activation dtype.
     void* a8 = at<void>(workspace, ws, "fp8_rows");
     float* sfa = at<float>(workspace, ws, "fp8_row_scales");
     float* sfb = at<float>(workspace, ws, "fp8_weight_scales");
@@ -506,7 +507,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     Fp8Quantize act_how;
     act_how.grouped = &al;
     act_how.num_experts = s.num_experts;
-    if (!fp8_fuses_activation(s, quant)) {  // the activation written in bf16 first (planner.h says when)
+    if (!fp8_fuses_activation(s, quant)) {  // the activation written in bf16 first
       void* intermediate = at<void>(workspace, ws, "intermediate");
       FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
       return gemm(Projection::kW2, intermediate, s.inter, args.weights->w2.input_scale, act_how, rows);

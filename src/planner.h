@@ -97,8 +97,8 @@ int64_t fp8_block_scales_per_expert(int64_t n, int64_t k);
 /// from GEMM1's output (the activation never written in bf16), or writes it with gated_act
 /// first: a dynamic per-tensor scale needs every value's amax before any is quantized, and
 /// long rows (inter above kFp8FusedActivationMaxInter) lost fused: Mixtral's I = 14336 was
-/// 1.4-8% slower at M = 1024-4096 in both kernel designs measured (PERF.md v19), where
-/// I = 256-1024 gained up to 12%.
+/// 1.4-8% slower at M = 1024-4096 in both fused kernel designs measured (PERF.md v19), while
+/// the shapes with I = 256-1024 ran 2-17% faster there (the fused gather of x included).
 inline constexpr int64_t kFp8FusedActivationMaxInter = 4096;
 bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& quant);
 

@@ -58,14 +58,6 @@ __device__ __forceinline__ float apply_act(GatedAct act, float g, float u) {
   return 0.0f;
 }
 
-// |v| as bits that order like the values (non-negative floats), for atomicMax on an amax.
-__device__ __forceinline__ unsigned int abs_bits(float v) { return __float_as_uint(fabsf(v)); }
-__device__ __forceinline__ unsigned int warp_max_bits(unsigned int m) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, off));
-  return m;
-}
-
 // Streamed once: keep weights out of L1 and low in L2's priority.
 __device__ __forceinline__ uint4 load_weight(const uint4* p) { return __ldcs(p); }
 __device__ __forceinline__ uint4 load_act(const uint4* p) { return __ldg(p); }

@@ -5,9 +5,10 @@
 // saturating at +-448, s = amax / 448 over the span (the tensor, a row, or a row's group),
 // 1 for an all-zero span. The quantizer reads its input through a view (Fp8QuantIn): plain
 // rows, x's rows gathered in expert order, or the gated activation of GEMM1's gate/up halves,
-// so the grouped path writes neither the gathered rows nor the activation in bf16. The GEMV reads the quantized activations as fp16 holding the e4m3
-// values exactly (every e4m3 value is an fp16 value), so its fp16 MMAs multiply the same
-// operands an fp8 MMA would, with fp32 accumulation.
+// so the grouped path need not write the gathered rows or the activation in bf16. The GEMV
+// reads the quantized activations as fp16 holding the e4m3 values exactly (every e4m3 value
+// is an fp16 value), so its fp16 MMAs multiply the same operands an fp8 MMA would, with fp32
+// accumulation.
 //
 // fp8_gemv: small_m_splitk's grid, split-K and epilogue (gemv_common.cuh). Lane (g, q) loads
 // 16 consecutive k of its two weight rows per 64-k step (one 16-byte load each) and the same
@@ -42,6 +43,9 @@ __device__ __forceinline__ float dynamic_scale(float amax) {
   return s > 0.0f ? s : 1.0f;
 }
 
+// |v| as bits that order like the values (non-negative floats), for atomicMax.
+__device__ __forceinline__ unsigned int abs_bits(float v) { return __float_as_uint(fabsf(v)); }
+
 template <typename T>
 __global__ void fp8_amax_kernel(const T* in, int64_t rows, int64_t cols, const int64_t* live_rows,
                                 unsigned int* amax_bits) {
@@ -55,7 +59,8 @@ __global__ void fp8_amax_kernel(const T* in, int64_t rows, int64_t cols, const i
 #pragma unroll
     for (int j = 0; j < kVec; ++j) m = max(m, abs_bits(f[j]));
   }
-  m = warp_max_bits(m);
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, off));
   if ((threadIdx.x & 31) == 0 && m != 0) atomicMax(amax_bits, m);
 }
 
@@ -104,7 +109,9 @@ struct QuantRow {
       float u[kVec];
       Elem<T>::unpack(raw[1], u);
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) f[k] = Elem<T>::to_float(Elem<T>::from_float(apply_act(act, f[k] * weight, u[k] * weight)));
+      for (int k = 0; k < kVec; ++k) {
+        f[k] = Elem<T>::to_float(Elem<T>::from_float(apply_act(act, f[k] * weight, u[k] * weight)));
+      }
     }
   }
 };

@@ -145,8 +145,7 @@ enum class Fp8ActScale { kTensor, kRow, kGroup };
 cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t cols, const int64_t* live_rows,
                             float* amax, cudaStream_t stream);
 
-/// Where fp8_quantize reads row r of the matrix they quantize (r in the output's
-/// order):
+/// Where fp8_quantize reads row r of the matrix it quantizes (r in the output's order):
 ///  - kRows: in [rows, cols].
 ///  - kGatherTokens: in = x [tokens, cols]; row r is token sorted_pairs[r] / topk, and
 ///    row_of_pair[sorted_pairs[r]] = r is recorded for the combine (gather_rows fused in: the
