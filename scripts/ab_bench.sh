@@ -7,7 +7,8 @@
 # Builds the CLI of each revision in one source tree and build directory (a revision rebuilds
 # only the files it changes), then runs every set for every revision ROUNDS times (default 2,
 # rev 1, rev 2, ..., rev 1, rev 2, ...) and prints per point the median us of each revision
-# and its ratio to the first. Logs and raw outputs: $OUT/ab_build.log, $OUT/ab_bench.txt.
+# and its ratio to the first. Logs and raw outputs: $OUT/ab_build.log, $OUT/ab_bench.txt; the
+# summary also in $OUT/ab_summary.txt.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$root/out}"
@@ -50,7 +51,9 @@ for r in $(seq 1 "$rounds"); do
     done
   done
 done
-python3 - "$raw" "$rounds" "${#sets[@]}" "${revs[@]}" <<'PY'
+# The per-point summary, on stdout and in $OUT/ab_summary.txt (with each set's arguments).
+for s in "${!sets[@]}"; do export "AB_SET_$s=${sets[$s]}"; done
+python3 - "$raw" "$rounds" "${#sets[@]}" "${revs[@]}" <<'PY' | tee "$out/ab_summary.txt"
 import sys, statistics, os
 raw, rounds, nsets, revs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 for s in range(nsets):
@@ -65,7 +68,8 @@ for s in range(nsets):
                         order.append(key)
                     times.setdefault((key, i), []).append(float(t[3]))
                     paths.setdefault((key, i), t[2])
-    print(f"set {s}: " + " | ".join(f"{i}: {rev}" for i, rev in enumerate(revs)) + f"  (median us of {rounds} rounds; ratio to 0)")
+    print(f"set {s}: " + " | ".join(f"{i}: {rev}" for i, rev in enumerate(revs)) + f"  (median us of {rounds} rounds; ratio to 0)"
+          + f"  [{os.environ.get('AB_SET_' + str(s), '')}]")
     for key in order:
         cells = []
         base = statistics.median(times.get((key, 0), [float("nan")]))
