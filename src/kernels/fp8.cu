@@ -114,6 +114,12 @@ struct QuantRow {
       }
     }
   }
+  // Vector v fetched and converted at once (loops that use each vector as it arrives).
+  __device__ __forceinline__ void load(GatedAct act, int64_t v, float (&f)[kVec]) const {
+    uint4 raw[kLoads];
+    fetch(v, true, raw);
+    convert(act, raw, f);
+  }
 };
 
 // A live row's view; `record`: the one thread that writes a gathered row's row_of_pair entry.
@@ -218,8 +224,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
       if (mine) m = fold_amax(m, f);
     } else if (group) {
       for (int64_t v = v0 + tl; v < v1; v += team) {
-        src.fetch(v, true, raw);
-        src.convert(p.act, raw, f);
+        src.load(p.act, v, f);
         m = fold_amax(m, f);
       }
     }
@@ -236,8 +241,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
       continue;
     }
     for (int64_t v = v0 + tl; v < v1; v += team) {
-      src.fetch(v, true, raw);
-      src.convert(p.act, raw, f);
+      src.load(p.act, v, f);
       store_quantized(p, row, v, f, s);
     }
   }
@@ -255,12 +259,10 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   if (row >= live_row_count(p)) return;  // uniform over the row's threads (a warp or the CTA)
   const int64_t vecs = p.cols / kVec;
   const QuantRow<T, kIn> src = quant_row<T, kIn>(p, row, tid == 0);
-  uint4 raw[QuantRow<T, kIn>::kLoads];
   float f[kVec];
   float m = 0.0f;
   for (int64_t v = tid; v < vecs; v += kRowThreads) {
-    src.fetch(v, true, raw);
-    src.convert(p.act, raw, f);
+    src.load(p.act, v, f);
     m = fold_amax(m, f);
   }
   m = warp_max(m);
@@ -280,8 +282,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
     p.scales[row] = s;
   }
   for (int64_t v = tid; v < vecs; v += kRowThreads) {
-    src.fetch(v, true, raw);
-    src.convert(p.act, raw, f);
+    src.load(p.act, v, f);
     store_quantized(p, row, v, f, s);
   }
 }
