@@ -190,14 +190,17 @@ Status layer_can_implement(const MoeArguments& args) {
 
 namespace {
 
-// The grouped GEMM instantiation that serves these weights on `path` (a grouped path).
-kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath path) {
+// The grouped GEMM instantiation that serves these weights on `path` (a grouped path); gated:
+// GEMM1 with the activation in its epilogue (grouped_fuses_activation).
+kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath path, bool gated = false) {
   const kernels::ElemType elem = elem_type(args.inputs.act_dtype);
   const bool swap = path == KernelPath::kGroupedSwapped;
   const QuantParams& q = args.weights->quant;
-  if (!is_fp8_format(q.format)) return kernels::grouped_gemm_entry(elem, swap);
+  if (!is_fp8_format(q.format)) return kernels::grouped_gemm_entry(elem, swap, gated);
   return kernels::fp8_grouped_gemm_entry(elem, !fp8_epilogue_scales(q), swap);
 }
+
+bool gemm1_gated(const PreparedWeights& w) { return grouped_fuses_activation(w.quant, w.gate_up_interleaved); }
 
 }  // namespace
 
@@ -210,8 +213,11 @@ Status layer_plan(const MoeArguments& args, KernelPath* path, WorkspaceLayout* w
     int32_t sms = 0;
     FUSEDMOE_RETURN_IF_ERROR(current_sm_count(&sms));
     gemm_ws = grouped_entry(args, *path).workspace_bytes(s.num_experts, sms);
+    if (gemm1_gated(*args.weights)) {
+      gemm_ws = std::max(gemm_ws, grouped_entry(args, *path, true).workspace_bytes(s.num_experts, sms));
+    }
   }
-  return plan_workspace(in, args.weights->quant, *path, gemm_ws, ws);
+  return plan_workspace(in, args.weights->quant, *path, gemm_ws, ws, args.weights->gate_up_interleaved);
 }
 
 namespace {
@@ -347,6 +353,24 @@ Status gpu_prepare_quant(const ProblemShape& shape, const MoeWeights& ck, void* 
   return Status();
 }
 
+Status gpu_prepare_dense(const ProblemShape& shape, const MoeWeights& ck, void* storage, cudaStream_t stream,
+                         PreparedWeights* out) {
+  prepared_quant_pointers(shape, ck.quant, storage, &out->w13, &out->w2);
+  kernels::InterleaveParams ip;
+  ip.src = ck.w13.weight;
+  ip.dst = const_cast<void*>(out->w13.weight);
+  ip.experts = shape.num_experts;
+  ip.inter = shape.inter;
+  ip.hidden = shape.hidden;
+  cudaError_t err = kernels::launch_interleave_gate_up(ip, stream);
+  if (err != cudaSuccess) return cuda_error(err, "interleave_gate_up");
+  const size_t w2_bytes = static_cast<size_t>(prepared_quant_sizes(shape, ck.quant, Projection::kW2).codes);
+  err = cudaMemcpyAsync(const_cast<void*>(out->w2.weight), ck.w2.weight, w2_bytes, cudaMemcpyDeviceToDevice, stream);
+  if (err != cudaSuccess) return cuda_error(err, "cudaMemcpyAsync(w2)");
+  out->gate_up_interleaved = true;
+  return Status();
+}
+
 namespace {
 
 // small_m_splitk (dense) or wna16_gemv (int) for both GEMMs: the planner picks split-K and
@@ -372,6 +396,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
   g.expert_offsets = al.expert_offsets;
   g.sorted_pairs = al.sorted_pairs;
   g.active_experts = al.active_experts;
+  g.gate_up_interleaved = args.weights->gate_up_interleaved;
   auto gemm = [&](bool gate_up, const void* x, const void* w, void* out, int64_t n_out, int64_t k,
                   const float* x_scales) {
     g.gate_up = gate_up;
@@ -437,7 +462,6 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   const ProblemShape& s = in.shape;
   const kernels::ElemType elem = elem_type(in.act_dtype);
   void* rows = at<void>(workspace, ws, "expert_out");  // x gathered (bf16/int), later GEMM2's output
-  void* gate_up = at<void>(workspace, ws, "gate_up");
   int32_t* row_of_pair = at<int32_t>(workspace, ws, "row_of_pair");
 
   const QuantParams& quant = args.weights->quant;
@@ -457,6 +481,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     // do not go to memory in bf16. The GEMM: scales that do not vary along k applied in its
     // epilogue (the checkpoint's weight scales as they are); else in its mainloop, the
     // weights' scales rewritten in its layout first. D in the activation dtype.
+    void* gate_up = at<void>(workspace, ws, "gate_up");
     void* a8 = at<void>(workspace, ws, "fp8_rows");
     float* sfa = at<float>(workspace, ws, "fp8_row_scales");
     float* sfb = at<float>(workspace, ws, "fp8_weight_scales");
@@ -523,11 +548,18 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
 
   // One GEMM over all experts; integer weights a chunk of experts at a time, each chunk first
   // dequantized into the workspace (the scheduler reads expert_offsets from the chunk's first
-  // expert on; row offsets stay absolute).
+  // expert on; row offsets stay absolute). GEMM1 on interleaved w13 (prepared dense weights,
+  // and the dequantized ones) writes the activation itself.
   const bool integer = is_integer_format(quant.format);
+  const bool gated = gemm1_gated(*args.weights);
   const int32_t chunk = integer ? dequant_chunk_experts(s, in.act_dtype) : s.num_experts;
+  const kernels::GroupedGemmEntry gated_entry = grouped_entry(args, path, gated);
+  gp.act = gated_act(in.activation);
+  gp.sorted_pairs = al.sorted_pairs;
+  gp.topk_weights = in.apply_router_weight_on_input ? topk_weights : nullptr;
   auto gemm = [&](Projection which, const void* a, void* d) -> Status {
     const bool w13 = which == Projection::kW13;
+    const kernels::GroupedGemmEntry& entry = w13 ? gated_entry : gemm_entry;
     gp.n = w13 ? 2 * s.inter : s.hidden;
     gp.k = w13 ? s.hidden : s.inter;
     gp.a = a;
@@ -544,17 +576,23 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
         dq.experts = gp.num_groups;
         dq.expert_counts = al.expert_counts;
         dq.out = at<void>(workspace, ws, "dequant_weights");
+        dq.interleave_gate_up = w13 && gated;
         const cudaError_t err = kernels::launch_wna16_dequant(dq, stream);
         if (err != cudaSuccess) return cuda_error(err, std::string("wna16_dequant ") + to_string(which));
         gp.b = dq.out;
       }
-      const cudaError_t err = gemm_entry.launch(gp, stream);
+      const cudaError_t err = entry.launch(gp, stream);
       if (err != cudaSuccess) return cuda_error(err, std::string("sm90_bf16_grouped_gemm ") + to_string(which) + " launch");
     }
     return Status();
   };
-  FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, gate_up));
-  FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
+  if (gated) {
+    FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, intermediate));
+  } else {
+    void* gate_up = at<void>(workspace, ws, "gate_up");
+    FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, gate_up));
+    FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
+  }
   return gemm(Projection::kW2, intermediate, rows);
 }
 

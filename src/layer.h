@@ -53,5 +53,9 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
 /// into the prepared integer layout in `storage` (prepared_quant_sizes of w13, then w2).
 Status gpu_prepare_quant(const ProblemShape& shape, const MoeWeights& checkpoint, void* storage, cudaStream_t stream,
                          PreparedWeights* out);
+/// Dense weights into `storage` (prepared_quant_sizes): w13 with its gate and up rows
+/// interleaved (gate_up_row()), then w2 as it is.
+Status gpu_prepare_dense(const ProblemShape& shape, const MoeWeights& checkpoint, void* storage, cudaStream_t stream,
+                         PreparedWeights* out);
 
 }  // namespace fusedmoe

@@ -72,6 +72,11 @@ Status check_prepared(const MoeArguments& args) {
   if (w.act_dtype != args.inputs.act_dtype) {
     return invalid_argument("weights.act_dtype", to_string(args.inputs.act_dtype), to_string(w.act_dtype));
   }
+  if (w.gate_up_interleaved && w.quant.format != WeightFormat::kDense) {
+    return invalid_argument("weights.gate_up_interleaved", std::string("false for ") + to_string(w.quant.format) +
+                                                               " weights (only dense w13 is interleaved)",
+                            "true");
+  }
   return validate_quant(s, w.act_dtype, w.quant);
 }
 
@@ -136,8 +141,8 @@ Status prepared_weights_size(const ProblemShape& shape, DType act_dtype, const M
   FUSEDMOE_RETURN_IF_ERROR(validate_shape(shape));
   FUSEDMOE_RETURN_IF_ERROR(validate_weights(shape, act_dtype, w));
   if (!kernel_family_available(kernel_family_for(w.quant))) return no_kernel(w.quant, act_dtype);
-  *bytes = 0;  // the dense kernels read the checkpoint layout (w13 gate rows, then up rows) as it is
-  if (is_integer_format(w.quant.format)) {
+  *bytes = 0;  // FP8: the kernels read the checkpoint's tensors as they are
+  if (is_integer_format(w.quant.format) || w.quant.format == WeightFormat::kDense) {
     *bytes = prepared_quant_bytes(shape, w.quant);
   }
   return Status();
@@ -148,6 +153,13 @@ Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeig
   if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
   size_t needed = 0;
   FUSEDMOE_RETURN_IF_ERROR(prepared_weights_size(shape, act_dtype, w, &needed));
+  // Dense weights without storage are read in place, in the checkpoint's order.
+  const bool dense_in_place = w.quant.format == WeightFormat::kDense && storage == nullptr && storage_bytes == 0;
+  if (dense_in_place) needed = 0;
+  if (needed > 0 && w.quant.format == WeightFormat::kDense && shape.inter % 8 != 0) {
+    return not_implemented("interleaving w13's gate and up rows in blocks of 8: inter must be a multiple of 8, got " +
+                           str(shape.inter) + " (pass no storage to read the weights in place)");
+  }
   if (needed > 0 && storage == nullptr) {
     return invalid_argument("storage", "device memory of prepared_weights_size() = " + str(needed) + " bytes", "nullptr");
   }
@@ -160,11 +172,12 @@ Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeig
   out->shape = shape;
   out->act_dtype = act_dtype;
   out->quant = w.quant;
-  out->w13 = w.w13;  // dense: no conversion, the kernels read the checkpoint's pointers
+  out->w13 = w.w13;  // FP8, and dense in place: the kernels read the checkpoint's pointers
   out->w2 = w.w2;
   out->gate_up_interleaved = false;
   if (needed == 0) return Status();
 #ifdef FUSEDMOE_WITH_CUDA
+  if (w.quant.format == WeightFormat::kDense) return gpu_prepare_dense(shape, w, storage, stream, out);
   return gpu_prepare_quant(shape, w, storage, stream, out);
 #else
   (void)stream;
@@ -177,9 +190,13 @@ Status bind_prepared_weights(const ProblemShape& shape, DType act_dtype, const Q
   if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
   FUSEDMOE_RETURN_IF_ERROR(validate_shape(shape));
   FUSEDMOE_RETURN_IF_ERROR(validate_quant(shape, act_dtype, quant));
-  if (!is_integer_format(quant.format)) {
-    return invalid_argument("quant.format", "gptq, awq or moe_wna16 (the formats with prepared storage)",
+  if (!is_integer_format(quant.format) && quant.format != WeightFormat::kDense) {
+    return invalid_argument("quant.format", "dense, gptq, awq or moe_wna16 (the formats with prepared storage)",
                             to_string(quant.format));
+  }
+  if (quant.format == WeightFormat::kDense && shape.inter % 8 != 0) {
+    return not_implemented("prepared dense w13 interleaves gate and up rows in blocks of 8: inter must be a multiple "
+                           "of 8, got " + str(shape.inter));
   }
   const size_t needed = prepared_quant_bytes(shape, quant);
   if (storage == nullptr) return invalid_argument("storage", "prepared storage of " + str(needed) + " bytes", "nullptr");
@@ -192,7 +209,7 @@ Status bind_prepared_weights(const ProblemShape& shape, DType act_dtype, const Q
   out->shape = shape;
   out->act_dtype = act_dtype;
   out->quant = quant;
-  out->gate_up_interleaved = false;
+  out->gate_up_interleaved = quant.format == WeightFormat::kDense;
   prepared_quant_pointers(shape, quant, storage, &out->w13, &out->w2);
   return Status();
 }

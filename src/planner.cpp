@@ -84,6 +84,10 @@ bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& q) {
          shape.inter <= kFp8FusedActivationMaxInter;
 }
 
+bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
+  return is_integer_format(q.format) || (q.format == WeightFormat::kDense && gate_up_interleaved);
+}
+
 PathRule path_rule(const QuantParams& q) {
   if (is_integer_format(q.format)) return kIntegerPathRule;
   if (q.format == WeightFormat::kFP8Block) return kFp8BlockPathRule;
@@ -114,6 +118,10 @@ PreparedQuantSizes prepared_quant_sizes(const ProblemShape& s, const QuantParams
   const int64_t e = s.num_experts;
   const int64_t n = projection_rows(s, which);
   const int64_t k = projection_cols(s, which);
+  if (q.format == WeightFormat::kDense) {
+    out.codes = e * n * k * 2;
+    return out;
+  }
   const int64_t g = quant_groups(q, k);
   out.codes = e * n * round_up(k, 128) * q.bits / 8;
   out.scales = e * g * n * dtype_size(q.scale_dtype);
@@ -230,7 +238,7 @@ class LayoutBuilder {
 }  // namespace
 
 Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path,
-                      size_t gemm_workspace_bytes, WorkspaceLayout* out) {
+                      size_t gemm_workspace_bytes, WorkspaceLayout* out, bool gate_up_interleaved) {
   if (out == nullptr) return invalid_argument("out", "non-null", "nullptr");
   FUSEDMOE_RETURN_IF_ERROR(validate_shape(in.shape));
   const ProblemShape& s = in.shape;
@@ -277,7 +285,7 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
     if (!checked_mul(e, per_expert, &count)) return invalid_argument("E * weight scales", "< 2^63", str(e));
     FUSEDMOE_RETURN_IF_ERROR(b.add("fp8_weight_scales", count, 4, "E * weight scales per expert"));
   }
-  if (grouped) {
+  if (grouped && !grouped_fuses_activation(q, gate_up_interleaved)) {
     // GEMM1's output before the activation: gate and up halves, 2I columns per sorted row.
     if (!checked_mul(pairs, 2 * s.inter, &count)) {
       return invalid_argument("m * topk * 2 * inter", "< 2^63", pair_str + " * " + str(2 * s.inter));

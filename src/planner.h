@@ -102,6 +102,19 @@ int64_t fp8_block_scales_per_expert(int64_t n, int64_t k);
 inline constexpr int64_t kFp8FusedActivationMaxInter = 4096;
 bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& quant);
 
+/// Whether GEMM1 of the bf16/int grouped path applies the gated activation in its epilogue
+/// (sm90_grouped_gemm's gated instantiations), writing I columns instead of the 2I of gate and
+/// up: it needs w13 interleaved (gate_up_row()), which prepare_weights writes for dense weights
+/// given storage and wna16_dequant always writes. FP8 w13 keeps the checkpoint's order.
+bool grouped_fuses_activation(const QuantParams& quant, bool gate_up_interleaved);
+
+/// Whether `path` stores GEMM1's gate and up sums in the activation dtype before the
+/// activation (the grouped paths where GEMM1 does not apply it itself); the CPU reference
+/// rounds there too when it checks that path.
+inline bool path_rounds_gate_up(KernelPath path, const QuantParams& quant, bool gate_up_interleaved) {
+  return is_grouped_path(path) && !grouped_fuses_activation(quant, gate_up_interleaved);
+}
+
 /// Whether wna16_gemv reads these integer weights: groups contiguous in k (no act-order) of
 /// 32 or 64 columns, a multiple of 128, or one group per row.
 bool wna16_gemv_supports(const QuantParams& quant);
@@ -109,12 +122,14 @@ bool wna16_gemv_supports(const QuantParams& quant);
 /// Bytes of the prepared integer layout of one projection (launch.h, QuantWeightsView):
 /// codes [E, N, K rounded up to 128] at bits per code, scales [E, G, N] in the checkpoint's
 /// scale dtype, zeros [E, G, N] (uint8 for int4, uint16 for int8) when present, g_idx [E, K].
+/// Dense weights: `codes` is the projection [E, N, K] in 2-byte elements (w13's rows
+/// interleaved, gate_up_row()), the other parts empty.
 struct PreparedQuantSizes {
   int64_t codes = 0, scales = 0, zeros = 0, g_idx = 0;
   int64_t total() const;  ///< each part rounded up to 256 bytes
 };
 PreparedQuantSizes prepared_quant_sizes(const ProblemShape& shape, const QuantParams& quant, Projection which);
-/// Bytes of the whole prepared storage: w13's parts, then w2's.
+/// Bytes of the whole prepared storage: w13's parts, then w2's (integer and dense formats).
 size_t prepared_quant_bytes(const ProblemShape& shape, const QuantParams& quant);
 /// The prepared integer layout's tensors inside `storage`: w13's codes, scales, zeros, g_idx,
 /// then w2's, each at a 256-byte boundary (absent parts stay nullptr).
@@ -224,8 +239,10 @@ struct WorkspaceLayout {
 /// formats add their quantized activations and scales, integer formats on the grouped path
 /// the dequantized weights of dequant_chunk_experts experts). `gemm_workspace_bytes` is what the
 /// grouped GEMM needs for its per-expert arguments and CUTLASS workspace (0 for the small-M
-/// path). All products in 64 bits; fails (naming the product) when a size leaves int64.
+/// path). `gate_up_interleaved`: dense w13 as prepare_weights interleaves it (no 2I-column
+/// gate_up buffer, grouped_fuses_activation). All products in 64 bits; fails (naming the
+/// product) when a size leaves int64.
 Status plan_workspace(const MoeInputs& inputs, const QuantParams& quant, KernelPath path,
-                      size_t gemm_workspace_bytes, WorkspaceLayout* out);
+                      size_t gemm_workspace_bytes, WorkspaceLayout* out, bool gate_up_interleaved = false);
 
 }  // namespace fusedmoe

@@ -281,9 +281,10 @@ int bench_main(const BenchOptions& opt) {
     const Rooflines roof =
         measure_rooflines(stream, flush.get(), flush_bytes, dev.sm_count, precision.quant.act_quant != ActQuant::kNone);  // FP8: e4m3 GEMMs
     const BuildInfo b = build_info();
-    std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s; path %s%s\n", dev.name.c_str(),
+    std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s; path %s%s%s\n", dev.name.c_str(),
                 dev.sm_count, b.git_revision.c_str(), b.cuda_version.c_str(), precision.name.c_str(), to_string(opt.path),
-                opt.split_k.forced() ? ("; split_k " + opt.split_k.to_string() + " (small_m points)").c_str() : "");
+                opt.split_k.forced() ? ("; split_k " + opt.split_k.to_string() + " (small_m points)").c_str() : "",
+                opt.dense_in_place ? "; dense weights in place (checkpoint order)" : "");
     std::printf("rooflines (this run): read %.2f TB/s (4 GiB, 16-byte loads), dense %s matmul %.0f TFLOP/s "
                 "(cuBLAS 8192^3)\n",
                 roof.read_tbs, roof.matmul_kind, roof.matmul_tfs);
@@ -297,6 +298,7 @@ int bench_main(const BenchOptions& opt) {
     context.cuda = b.cuda_version;
     context.precision = precision.name;
     context.path_option = to_string(opt.path);
+    context.dense_in_place = opt.dense_in_place;
     context.split_k_gate_up = opt.split_k.gate_up;
     context.split_k_down = opt.split_k.down;
     context.read_tbs = roof.read_tbs;
@@ -325,7 +327,7 @@ int bench_main(const BenchOptions& opt) {
       st = ref::make_random_checkpoint(shape, precision.act_dtype, precision.quant, 7, &ck);
       if (!st.ok()) throw CudaFailure{st.message()};
       GpuLayer layer;
-      st = layer.load_weights(shape, precision.act_dtype, ck, stream);
+      st = layer.load_weights(shape, precision.act_dtype, ck, stream, opt.dense_in_place);
       if (!st.ok()) {
         std::printf("%-20s  skipped: %s\n", spec.name.c_str(), st.message().c_str());
         continue;

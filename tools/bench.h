@@ -24,6 +24,9 @@ struct BenchOptions {
   double seconds_per_point = 0.05;
   KernelPath path = KernelPath::kAuto;  ///< dense layers: the planner's path or a forced one
   SplitK split_k;                       ///< the small-M GEMVs' split-K: 0 the planner's, else forced
+  /// Dense weights read in place in the checkpoint's order (as the per-call fused_experts op
+  /// passes them) instead of prepared with w13's gate and up rows interleaved.
+  bool dense_in_place = false;
 };
 
 /// Prints a table (and writes the CSV and JSON); 0 when every point ran, 1 otherwise, 2 without a GPU.

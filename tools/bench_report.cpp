@@ -107,6 +107,7 @@ std::string bench_json(const BenchRun& run, const std::vector<BenchPoint>& point
   s += "  \"cuda\": " + json_string(run.cuda) + ",\n";
   s += "  \"precision\": " + json_string(run.precision) + ",\n";
   s += "  \"path_option\": " + json_string(run.path_option) + ",\n";
+  s += std::string("  \"dense_in_place\": ") + (run.dense_in_place ? "true" : "false") + ",\n";
   s += "  \"split_k\": {\"gate_up\": " + format("%d", static_cast<int>(run.split_k_gate_up)) +
        ", \"down\": " + format("%d", static_cast<int>(run.split_k_down)) + "},\n";
   s += "  \"rooflines\": {\"read_tbs\": " + json_number("%.3f", run.read_tbs) +

@@ -14,6 +14,7 @@
 #include "fusedmoe_ref/reference.h"
 #include "fusedmoe_ref/synthetic.h"
 #include "fusedmoe_ref/tolerance.h"
+#include "planner.h"
 #include "shapes.h"
 #include "split_k.h"
 #ifdef FUSEDMOE_WITH_CUDA
@@ -64,7 +65,10 @@ const char* kUsage =
     "  --json PATH               also write the run (context, rooflines, points) as JSON\n"
     "  --seconds S               time per point (default 0.05; longer runs meet the power cap)\n"
     "  --path P                  auto (default), small_m, grouped_gemm or grouped_swapped: force a path\n"
-    "  --split-k N | G,D         as for check\n";
+    "  --split-k N | G,D         as for check\n"
+    "  --dense-in-place 1        dense weights read in place, in the checkpoint's order, as the\n"
+    "                            per-call fused_experts op passes them (default: prepared, w13's\n"
+    "                            gate and up rows interleaved so GEMM1 applies the activation)\n";
 
 struct Args {
   std::string command;
@@ -290,11 +294,12 @@ int cmd_check(const Args& args) {
   data.inputs.apply_router_weight_on_input = spec.routing.weight_on_input;
   const auto t1 = std::chrono::steady_clock::now();
 
-  // The reference rounds where the planned path rounds (the grouped path stores gate/up in
-  // the activation dtype before the activation).
+  // The reference rounds where the planned path rounds (a grouped path whose GEMM1 does not
+  // apply the activation stores gate/up in the activation dtype first).
   fm::PreparedWeights planned_weights;
   planned_weights.shape = shape;
   planned_weights.quant = precision.quant;
+  planned_weights.gate_up_interleaved = precision.quant.format == fm::WeightFormat::kDense;  // as load_weights prepares them
   fm::MoeArguments planned_args;
   planned_args.weights = &planned_weights;
   planned_args.inputs.shape = shape;
@@ -303,7 +308,7 @@ int cmd_check(const Args& args) {
   st = fm::planned_path(planned_args, &planned);
   if (!st.ok()) return status_error(st);
   fusedmoe::ref::LayerOptions ref_options;
-  ref_options.round_gate_up = fm::is_grouped_path(planned);
+  ref_options.round_gate_up = fm::path_rounds_gate_up(planned, precision.quant, planned_weights.gate_up_interleaved);
   std::vector<double> ref;
   st = fusedmoe::ref::run_layer(data.inputs, checkpoint.weights, ref_options, &ref);
   if (!st.ok()) return status_error(st);
@@ -420,7 +425,8 @@ int cmd_bench(const Args& args) {
   (void)args;
   return usage_error("bench needs a CUDA build (this one is CPU-only)");
 #else
-  static const char* kKnown[] = {"shape", "m", "precision", "csv", "json", "seconds", "shapes-file", "path", "split-k"};
+  static const char* kKnown[] = {"shape", "m",           "precision", "csv",     "json",
+                                 "seconds", "shapes-file", "path",   "split-k", "dense-in-place"};
   for (const auto& kv : args.options) {
     bool known = false;
     for (const char* k : kKnown) known = known || kv.first == k;
@@ -462,6 +468,11 @@ int cmd_bench(const Args& args) {
   }
   std::string error;
   if (!split_k_option(args, &opt.split_k, &error)) return usage_error(error);
+  if (args.options.count("dense-in-place")) {
+    const std::string v = args.options.at("dense-in-place");
+    if (v != "0" && v != "1") return usage_error("--dense-in-place: expected 0 or 1, got '" + v + "'");
+    opt.dense_in_place = v == "1";
+  }
   opt.peers_file = FUSEDMOE_PEERS_FILE;
   return ft::bench_main(opt);
 #endif

@@ -32,7 +32,7 @@ Status DeviceBuffer::assign(const void* host, size_t bytes) {
 }
 
 Status GpuLayer::load_weights(const ProblemShape& shape, DType act_dtype, const ref::Checkpoint& ck,
-                              cudaStream_t stream) {
+                              cudaStream_t stream, bool dense_in_place) {
   tensors_.clear();
   MoeWeights w;
   w.quant = ck.weights.quant;
@@ -54,6 +54,7 @@ Status GpuLayer::load_weights(const ProblemShape& shape, DType act_dtype, const 
   size_t bytes = 0;
   Status st = prepared_weights_size(shape, act_dtype, w, &bytes);
   if (!st.ok()) return st;
+  if (dense_in_place && w.quant.format == WeightFormat::kDense) bytes = 0;
   st = prepared_.assign(nullptr, bytes);
   if (!st.ok()) return st;
   return prepare_weights(shape, act_dtype, w, prepared_.get(), bytes, stream, &prepared_weights_);

@@ -34,9 +34,10 @@ class DeviceBuffer {
 
 class GpuLayer {
  public:
-  /// Uploads the checkpoint's tensors and prepares them for `shape` (m is ignored).
+  /// Uploads the checkpoint's tensors and prepares them for `shape` (m is ignored);
+  /// `dense_in_place`: dense weights read as uploaded (the checkpoint's order, no storage).
   Status load_weights(const ProblemShape& shape, DType act_dtype, const ref::Checkpoint& checkpoint,
-                      cudaStream_t stream);
+                      cudaStream_t stream, bool dense_in_place = false);
   /// Uploads x and the routing and allocates the output and the workspace. With `routing`
   /// the layer gets its topk ids and weights; without, it gets the router logits (and the
   /// correction bias) of `inputs` and routes on the GPU. `path` forces the dense path.
@@ -60,7 +61,7 @@ class GpuLayer {
  private:
   std::vector<std::unique_ptr<DeviceBuffer>> tensors_;
   DeviceBuffer x_, ids_, weights_, logits_, bias_, map_, out_, workspace_;
-  DeviceBuffer prepared_;  // prepare_weights' storage (integer formats)
+  DeviceBuffer prepared_;  // prepare_weights' storage (dense and integer formats)
   PreparedWeights prepared_weights_;
   MoeArguments args_;
 };

@@ -45,21 +45,27 @@ struct PreparedWeights {
   QuantParams quant;
   ProjectionWeights w13;  ///< pointers into the prepared storage
   ProjectionWeights w2;
-  bool gate_up_interleaved = false;  ///< w13 rows interleaved so one tile holds gate and up
+  /// Dense w13 with its gate and up rows interleaved in blocks of 8 (docs/FORMATS.md), so
+  /// GEMM1 applies the activation in its epilogue; false: the checkpoint's order.
+  bool gate_up_interleaved = false;
 };
 
-/// Bytes of device storage prepare_weights() needs for these weights.
+/// Bytes of device storage prepare_weights() needs for these weights (0 for FP8, whose
+/// tensors the kernels read as they are).
 Status prepared_weights_size(const ProblemShape& shape, DType act_dtype,
                              const MoeWeights& checkpoint, size_t* bytes);
 
-/// Converts checkpoint weights (device memory) into the kernels' layout in `storage`.
+/// Converts checkpoint weights (device memory) into the kernels' layout in `storage`. Dense
+/// weights: w13 with gate and up rows interleaved, then w2 (the checkpoint may then be freed);
+/// or, given no storage (nullptr, 0 bytes), read in place in the checkpoint's order, at the
+/// cost of GEMM1 writing gate and up (2I columns) for a separate activation pass at prefill.
 Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeights& checkpoint,
                        void* storage, size_t storage_bytes, cudaStream_t stream,
                        PreparedWeights* out);
 
 /// Describes storage that prepare_weights() already filled for these checkpoint parameters
 /// (kept elsewhere, e.g. as one framework tensor): fills `out`'s pointers into `storage`, no
-/// device work. Integer formats only (dense weights have no prepared storage).
+/// device work. Integer and dense formats (FP8 weights have no prepared storage).
 Status bind_prepared_weights(const ProblemShape& shape, DType act_dtype, const QuantParams& quant,
                              const void* storage, size_t storage_bytes, PreparedWeights* out);
 

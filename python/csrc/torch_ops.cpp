@@ -130,8 +130,8 @@ void setup_layer(const at::Tensor& x, const at::Tensor& w1, const at::Tensor& w2
                                         &layer->prepared));
 }
 
-// Integer weights travel as an int list (op schemas have no structs):
-// [format (WeightFormat: 4 gptq, 5 awq, 6 moe_wna16), bits, group_size, has_zeros, has_g_idx,
+// Prepared weights travel as an int list (op schemas have no structs):
+// [format (WeightFormat: 0 dense, 4 gptq, 5 awq, 6 moe_wna16), bits, group_size, has_zeros, has_g_idx,
 //  scale dtype (DType: 0 bf16, 1 fp16, 2 fp32), gptq_zeros_minus_one, num_experts, hidden, inter,
 //  activation dtype (0 bf16, 1 fp16)].
 constexpr size_t kQuantFields = 11;
@@ -195,10 +195,12 @@ void check_checkpoint(const fusedmoe::ProblemShape& s, DType act, const fusedmoe
   }
 }
 
-// Converts GPTQ / AWQ / moe_wna16 tensors once into fusedmoe's prepared layout: a uint8 tensor
-// that fused_experts_quant reads with the same quant list.
-at::Tensor prepare_quant(const at::Tensor& w1, const at::Tensor& w1_scales, const std::optional<at::Tensor>& w1_zeros,
-                         const std::optional<at::Tensor>& w1_g_idx, const at::Tensor& w2, const at::Tensor& w2_scales,
+// Converts GPTQ / AWQ / moe_wna16 tensors (or dense bf16/fp16 ones: w13's gate and up rows
+// interleaved, no scales) once into fusedmoe's prepared layout: a uint8 tensor that
+// fused_experts_quant reads with the same quant list.
+at::Tensor prepare_quant(const at::Tensor& w1, const std::optional<at::Tensor>& w1_scales,
+                         const std::optional<at::Tensor>& w1_zeros, const std::optional<at::Tensor>& w1_g_idx,
+                         const at::Tensor& w2, const std::optional<at::Tensor>& w2_scales,
                          const std::optional<at::Tensor>& w2_zeros, const std::optional<at::Tensor>& w2_g_idx,
                          at::IntArrayRef quant) {
   const at::Device device = w1.device();
@@ -404,7 +406,7 @@ TORCH_LIBRARY(fusedmoe, m) {
       "float routed_scaling_factor, str activation, bool apply_router_weight_on_input, Tensor? expert_map, "
       "str path) -> Tensor");
   m.def(
-      "prepare_quant(Tensor w1, Tensor w1_scales, Tensor? w1_zeros, Tensor? w1_g_idx, Tensor w2, Tensor w2_scales, "
+      "prepare_quant(Tensor w1, Tensor? w1_scales, Tensor? w1_zeros, Tensor? w1_g_idx, Tensor w2, Tensor? w2_scales, "
       "Tensor? w2_zeros, Tensor? w2_g_idx, int[] quant) -> Tensor");
   m.def(
       "fused_experts_quant(Tensor hidden_states, Tensor storage, int[] quant, Tensor topk_weights, Tensor topk_ids, "

@@ -9,20 +9,32 @@ from . import _ops  # noqa: F401  (registers torch.ops.fusedmoe)
 
 
 
-_FORMATS = {"gptq": 4, "awq": 5, "moe_wna16": 6}  # fusedmoe::WeightFormat
+_DENSE = 0  # fusedmoe::WeightFormat
+_FORMATS = {"gptq": 4, "awq": 5, "moe_wna16": 6}
 _SCALE_DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2}  # fusedmoe::DType
 _ACT_DTYPES = {torch.bfloat16: 0, torch.float16: 1}
 
 
 @dataclass
 class PreparedWeights:
-    """Expert weights in the layout the kernels read. Dense bf16/fp16: ``w1``/``w2`` are the
-    checkpoint's own tensors. Integer (GPTQ/AWQ/moe_wna16): ``storage`` holds the prepared
-    layout and ``quant`` its description (see ``prepare_weights``)."""
+    """Expert weights in the layout the kernels read: ``storage`` holds the prepared layout and
+    ``quant`` its description (see ``prepare_weights``); or dense bf16/fp16 ``w1``/``w2`` read in
+    place, in the checkpoint's order."""
     w1: Optional[torch.Tensor]  # [E, 2I, H]
     w2: Optional[torch.Tensor]  # [E, H, I]
     storage: Optional[torch.Tensor] = None
     quant: Optional[List[int]] = None
+
+
+def _dense_list(w1: torch.Tensor, w2: torch.Tensor) -> List[int]:
+    """The ops' description of dense weights (the integer list's fields, no scales)."""
+    if w1.dtype not in _ACT_DTYPES or w2.dtype != w1.dtype:
+        raise ValueError(f"fusedmoe: w1, w2: expected bfloat16 or float16 tensors of one dtype, got {w1.dtype} and "
+                         f"{w2.dtype}")
+    if w1.dim() != 3:
+        raise ValueError(f"fusedmoe: w1: expected [E, 2I, H], got shape {tuple(w1.shape)}")
+    e, n, hidden = w1.shape
+    return [_DENSE, 16, -1, 0, 0, _SCALE_DTYPES[w1.dtype], 0, e, hidden, n // 2, _ACT_DTYPES[w1.dtype]]
 
 
 def _quant_list(w1: torch.Tensor, w2: torch.Tensor, qc: dict, act_dtype: torch.dtype) -> List[int]:
@@ -103,7 +115,8 @@ def _fp8_args(w1: torch.Tensor, qc: dict):
 def prepare_weights(w1: torch.Tensor, w2: torch.Tensor, quant_config: Optional[dict] = None,
                     act_dtype: torch.dtype = torch.bfloat16) -> PreparedWeights:
     """Converts checkpoint weights once, at load time. Dense bf16/fp16 weights (quant_config
-    None) are read as they are: the result holds contiguous views of them.
+    None): w1 with its gate and up rows interleaved (so the grouped GEMM applies the activation
+    in its epilogue) and w2, copied into one storage tensor; the activations' dtype is theirs.
 
     Weight-only int4/int8: ``w1``/``w2`` are the packed ``qweight`` tensors of the checkpoint and
     ``quant_config`` a dict with ``format`` ("gptq", "awq" or "moe_wna16"), ``bits`` (4 or 8),
@@ -112,7 +125,10 @@ def prepare_weights(w1: torch.Tensor, w2: torch.Tensor, quant_config: Optional[d
     classic GPTQ checkpoints, False for gptq_v2), in the layouts of docs/FORMATS.md; ``act_dtype``
     is the dtype of the hidden states the layer will see."""
     if quant_config is None:
-        return PreparedWeights(w1.contiguous(), w2.contiguous())
+        quant = _dense_list(w1, w2)
+        storage = torch.ops.fusedmoe.prepare_quant(w1.contiguous(), None, None, None, w2.contiguous(), None, None, None,
+                                                   quant)
+        return PreparedWeights(None, None, storage, quant)
     quant = _quant_list(w1, w2, quant_config, act_dtype)
 
     def opt(name):
@@ -260,9 +276,11 @@ class FusedMoE(torch.nn.Module):
 
     def load_weights(self, w13: torch.Tensor, w2: torch.Tensor, quant_config: Optional[dict] = None) -> None:
         """Loads the experts from a checkpoint's tensors. Dense (``quant_config`` None): w13
-        [E, 2I, H] and w2 [E, H, I] are copied into ``w13_weight``/``w2_weight``. Weight-only
-        int4/int8: the packed ``qweight`` tensors and ``quant_config`` as in ``prepare_weights``,
-        converted once into the ``prepared_storage`` buffer; the dense parameters are dropped.
+        [E, 2I, H] and w2 [E, H, I] are prepared (w13's gate and up rows interleaved) into the
+        ``prepared_storage`` buffer. Weight-only int4/int8: the packed ``qweight`` tensors and
+        ``quant_config`` as in ``prepare_weights``, converted once into ``prepared_storage``.
+        Either way the dense parameters are dropped (a layer whose ``w13_weight``/``w2_weight``
+        were written directly reads them in place).
         FP8 (``format="fp8"``, as in ``fused_experts``): the e4m3 tensors become ``w13_weight``
         and ``w2_weight``, the scales the buffers ``fp8_w1_scale`` ... ``fp8_a2_scale``."""
         if _is_fp8(quant_config):
@@ -282,13 +300,11 @@ class FusedMoE(torch.nn.Module):
             self.quant = None
             return
         if quant_config is None:
-            with torch.no_grad():
-                if self.w13_weight is None:
-                    raise ValueError("fusedmoe: FusedMoE.load_weights: the layer holds integer weights; "
-                                     "expected a quant_config, got None")
-                self.w13_weight.copy_(w13)
-                self.w2_weight.copy_(w2)
-            return
+            e, h, i = self.experts_shape
+            for name, t, want in (("w13", w13, (e, 2 * i, h)), ("w2", w2, (e, h, i))):
+                if t.dtype != self.dtype or tuple(t.shape) != want:
+                    raise ValueError(f"fusedmoe: FusedMoE.load_weights: {name}: expected {self.dtype} {list(want)}, "
+                                     f"got {t.dtype} {list(t.shape)}")
         prepared = prepare_weights(w13, w2, quant_config, act_dtype=self.dtype)
         got = tuple(prepared.quant[7:10])  # (E, H, I) as the packed tensors give them
         if got != self.experts_shape:

@@ -7,8 +7,9 @@
 // g + 8 and of token g, k = k0 + 8q .. +7 of a 32-k step, as the fragment's logical k {2q,
 // 2q+1, 2q+8, 2q+9} of two m16n8k16 steps (elements 0-3, then 4-7). Accumulator: c[0], c[1]
 // = (row g, tokens 2q, 2q+1); c[2], c[3] = (row g + 8, same tokens). Gate-up puts gate rows
-// j0..j0+7 at g and the matching up rows at g + 8, so each lane holds gate and up of the same
-// (j, token) and applies the activation in registers.
+// j0..j0+7 at g and the matching up rows at g + 8 (gate_up_row(): in the checkpoint's order,
+// or interleaved, where they are the 16 rows 2 j0..2 j0+15), so each lane holds gate and up of
+// the same (j, token) and applies the activation in registers.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -75,8 +76,8 @@ struct WarpPlace {
     int64_t u_lo = unit0 + g, u_hi = kGateUp ? unit0 + g : unit0 + 8 + g;
     u_lo = u_lo < p.n_out ? u_lo : p.n_out - 1;
     u_hi = u_hi < p.n_out ? u_hi : p.n_out - 1;
-    row_lo = u_lo;
-    row_hi = kGateUp ? p.n_out + u_hi : u_hi;
+    row_lo = kGateUp ? gate_up_row(u_lo, false, p.n_out, p.gate_up_interleaved) : u_lo;
+    row_hi = kGateUp ? gate_up_row(u_hi, true, p.n_out, p.gate_up_interleaved) : u_hi;
     return true;
   }
 

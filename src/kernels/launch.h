@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "align_geometry.h"
+#include "gate_up_layout.h"
 
 // Helpers that device code calls too.
 #if defined(__CUDACC__)
@@ -77,6 +78,7 @@ struct GroupedGemvParams {
   const int64_t* expert_offsets = nullptr;
   const int32_t* sorted_pairs = nullptr;
   const int32_t* active_experts = nullptr;
+  bool gate_up_interleaved = false;  // gate-up: w13's rows as gate_up_row() interleaves them
   int32_t split_k = 1;      // warps of a CTA that share a row tile's K range: 1, 2, 4 or 8
   int32_t n_tiles = 1;      // 8-token MMA tiles per pass over the weights: 1 or 4
 };
@@ -254,6 +256,7 @@ struct QuantDequantParams {
   int32_t experts = 0;
   const int32_t* expert_counts = nullptr;  // [E], indexed from 0
   void* out = nullptr;
+  bool interleave_gate_up = false;  // w13: rows written as gate_up_row() interleaves them
 };
 cudaError_t launch_wna16_dequant(const QuantDequantParams& p, cudaStream_t stream);
 
@@ -274,6 +277,17 @@ struct GatherParams {
   int32_t* row_of_pair = nullptr;    // [m * topk] out
 };
 cudaError_t launch_gather_rows(const GatherParams& p, cudaStream_t stream);
+
+/// interleave_gate_up: dense w13 [experts, 2 * inter, hidden] (2-byte elements) from the
+/// checkpoint's order (gate rows, then up rows) into gate_up_row()'s interleaved order.
+struct InterleaveParams {
+  const void* src = nullptr;
+  void* dst = nullptr;
+  int64_t experts = 0;
+  int64_t inter = 0;   // a multiple of 8
+  int64_t hidden = 0;
+};
+cudaError_t launch_interleave_gate_up(const InterleaveParams& p, cudaStream_t stream);
 
 /// gated_act: a[pos, j] = act(h[pos, j] * s) * (h[pos, inter + j] * s) for live positions,
 /// s = topk_weights[sorted_pairs[pos]] when topk_weights is set (weight applied on input), else 1.
@@ -311,6 +325,12 @@ struct GroupedGemmParams {
   const float* sfb = nullptr;
   int64_t sfb_expert_stride = 0;
   bool sfb_per_column = true;
+  // Gated instantiations (GEMM1 on w13 interleaved as gate_up_row() says): D [rows, n / 2] =
+  // act(g * s) * (u * s) of each (gate, up) row pair, s = topk_weights[sorted_pairs[row]] when
+  // topk_weights is set (routed weight applied on the input), else 1.
+  GatedAct act = GatedAct::kSilu;
+  const int32_t* sorted_pairs = nullptr;
+  const float* topk_weights = nullptr;
 };
 // One instantiation per dtype (and, for FP8, weight-scale granularity) and operand order
 // (swap: sm90_grouped_gemm.cuh's swapped operands); the inline dispatchers pick it.
@@ -321,10 +341,10 @@ FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_swap)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_swap)
-FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_n1)
-FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_n128)
-FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_n1)
-FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_n128)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated_swap)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated_swap)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_swap)
@@ -340,7 +360,16 @@ struct GroupedGemmEntry {
   size_t (*workspace_bytes)(int32_t num_groups, int32_t sm_count);
   cudaError_t (*launch)(const GroupedGemmParams& p, cudaStream_t stream);
 };
-inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap) {
+/// gated: GEMM1 with the gated activation in its epilogue (GroupedGemmParams' gated fields).
+inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated = false) {
+  if (gated) {
+    if (e == ElemType::kBF16) {
+      return swap ? GroupedGemmEntry{grouped_gemm_bf16_gated_swap_workspace_bytes, launch_grouped_gemm_bf16_gated_swap}
+                  : GroupedGemmEntry{grouped_gemm_bf16_gated_workspace_bytes, launch_grouped_gemm_bf16_gated};
+    }
+    return swap ? GroupedGemmEntry{grouped_gemm_fp16_gated_swap_workspace_bytes, launch_grouped_gemm_fp16_gated_swap}
+                : GroupedGemmEntry{grouped_gemm_fp16_gated_workspace_bytes, launch_grouped_gemm_fp16_gated};
+  }
   if (e == ElemType::kBF16) {
     return swap ? GroupedGemmEntry{grouped_gemm_bf16_swap_workspace_bytes, launch_grouped_gemm_bf16_swap}
                 : GroupedGemmEntry{grouped_gemm_bf16_workspace_bytes, launch_grouped_gemm_bf16};

@@ -1,7 +1,9 @@
 // Data movement around the expert GEMMs: the row gather in front of the tensor-core path,
 // its gated activation between the GEMMs, and the deterministic top-k combine both paths end
-// with. All are bound by memory: 16-byte vectors, one per thread, grid sized by the host
+// with; and, once at load time, dense w13's gate and up rows interleaved. All are bound by memory: 16-byte vectors, one per thread, grid sized by the host
 // bound on rows; rows past the live count (known on the device only) exit at once.
+#include <algorithm>
+
 #include "device_util.cuh"
 #include "launch.h"
 
@@ -42,6 +44,20 @@ __global__ void __launch_bounds__(kThreads) gated_act_kernel(GatedActParams p) {
 #pragma unroll
   for (int k = 0; k < kVec; ++k) out[k] = Elem<T>::from_float(apply_act(p.act, g[k] * s, u[k] * s));
   reinterpret_cast<uint4*>(static_cast<T*>(p.a) + pos * p.inter)[v] = *reinterpret_cast<const uint4*>(out);
+}
+
+// One thread per element, grid-stride (a load-time copy of up to E * 2I * H elements).
+__global__ void __launch_bounds__(kThreads) interleave_gate_up_kernel(InterleaveParams p) {
+  const int64_t rows = 2 * p.inter;
+  const int64_t total = p.experts * rows * p.hidden;
+  const uint16_t* src = static_cast<const uint16_t*>(p.src);
+  uint16_t* dst = static_cast<uint16_t*>(p.dst);
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = i / p.hidden, k = i % p.hidden;
+    const int64_t e = row / rows, n = row % rows;
+    dst[(e * rows + interleaved_gate_up_row(n, p.inter)) * p.hidden + k] = src[i];
+  }
 }
 
 __device__ __forceinline__ int local_expert_of(const CombineParams& p, int32_t id) {
@@ -123,6 +139,15 @@ cudaError_t launch_gated_act(const GatedActParams& p, cudaStream_t stream) {
   } else {
     gated_act_kernel<__half><<<blocks_for(total), kThreads, 0, stream>>>(p);
   }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_interleave_gate_up(const InterleaveParams& p, cudaStream_t stream) {
+  if (p.inter % 8 != 0 || p.experts < 0 || p.inter < 0 || p.hidden < 0 || p.src == p.dst) return cudaErrorInvalidValue;
+  const int64_t total = p.experts * 2 * p.inter * p.hidden;
+  if (total == 0) return cudaSuccess;
+  const int64_t blocks = std::min<int64_t>((total + kThreads - 1) / kThreads, int64_t{1} << 20);
+  interleave_gate_up_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

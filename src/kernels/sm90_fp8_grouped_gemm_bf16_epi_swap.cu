@@ -3,4 +3,4 @@
 // expert) applied in the epilogue (one kernel per translation unit).
 #include "sm90_grouped_gemm.cuh"
 
-FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_bf16_epi_swap, cutlass::float_e4m3_t, cutlass::bfloat16_t, sm90::kEpilogueScales, true)
+FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_bf16_epi_swap, cutlass::float_e4m3_t, cutlass::bfloat16_t, sm90::kEpilogueScales, true, false)

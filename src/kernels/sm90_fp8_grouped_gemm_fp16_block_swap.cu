@@ -3,4 +3,4 @@
 // mainloop (one kernel per translation unit).
 #include "sm90_grouped_gemm.cuh"
 
-FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_fp16_block_swap, cutlass::float_e4m3_t, cutlass::half_t, 128, true)
+FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_fp16_block_swap, cutlass::float_e4m3_t, cutlass::half_t, 128, true, false)

@@ -3,4 +3,4 @@
 // (one kernel per translation unit).
 #include "sm90_grouped_gemm.cuh"
 
-FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_fp16_epi, cutlass::float_e4m3_t, cutlass::half_t, sm90::kEpilogueScales, false)
+FUSEDMOE_GROUPED_GEMM_INSTANCE(fp8_grouped_gemm_fp16_epi, cutlass::float_e4m3_t, cutlass::half_t, sm90::kEpilogueScales, false, false)

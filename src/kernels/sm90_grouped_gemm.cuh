@@ -32,6 +32,11 @@
 // column-major, which is D row-major. The scale roles swap with the operands (weights' SFB
 // becomes the kernel's SFA) and keep their memory layouts.
 //
+// Gated (kGated, GEMM1 of the bf16/fp16 family on w13 interleaved as gate_up_row() says): the
+// epilogue stores act(g) * u of each (gate, up) pair straight from the accumulators, I columns
+// instead of 2I (GatedActEpilogue below), and the separate gated_act pass and its 2I-column
+// round trip are gone.
+//
 // Included by one translation unit per instantiation (sm90_grouped_gemm_*.cu, sm90_fp8_*.cu).
 #pragma once
 
@@ -46,7 +51,10 @@
 #include "cutlass/gemm/collective/collective_builder.hpp"
 #include "cutlass/gemm/device/gemm_universal_adapter.h"
 #include "cutlass/gemm/group_array_problem_shape.hpp"
+#include "cutlass/epilogue/collective/detail.hpp"
+#include "cutlass/epilogue/thread/linear_combination.h"
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "device_util.cuh"
 #include "launch.h"
 
 namespace fusedmoe::kernels::sm90 {
@@ -105,8 +113,132 @@ struct EpilogueScales {
       cutlass::epilogue::fusion::Sm90Compute<cutlass::multiplies, ElementD, float, kRound>, Col, RowTimesAcc>;
 };
 
-template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false>
+// GEMM1's epilogue on interleaved w13 (the CUTLASS no-shared-memory epilogue interface, run by
+// the consumer warpgroups on their accumulators): with w13's 16-row blocks holding 8 gate rows
+// and then their 8 up rows, every thread's wgmma fragment holds the gate and the up sum of each
+// output it writes: columns n and n + 8 (fragment values v and v + 4: layout (2 columns, 2 row
+// halves, n / 8 chunks)), or with swapped operands weight rows m and m + 8 (values v and v + 2).
+// Output column j = (w / 16) * 8 + w % 8 of gate row w; D is row-major [rows, ld] from the
+// expert's first row (expert_offsets, as the mainloop's A), in the activation dtype.
+template <typename ElementD_, bool kSwap>
+class GatedActEpilogue {
+ public:
+  using EpilogueSchedule = cutlass::epilogue::PtrArrayNoSmemWarpSpecialized;
+  using DispatchPolicy = EpilogueSchedule;
+  using ThreadEpilogueOp = cutlass::epilogue::thread::LinearCombination<ElementD_, 1, float, float>;
+  using ElementOutput = ElementD_;
+  using ElementAccumulator = float;
+  using ElementCompute = float;
+  using ElementScalar = float;
+  using ElementC = void;
+  using StrideC = cute::Stride<int64_t, cute::_1, cute::_0>*;
+  using InternalStrideC = cute::remove_pointer_t<StrideC>;
+  using ElementD = ElementD_;
+  using StrideD = StrideC;
+  using InternalStrideD = InternalStrideC;
+  using GmemTiledCopyC = void;
+  using GmemTiledCopyD = void;
+  struct SharedStorage {};
+  using TensorMapStorage = SharedStorage;
+
+  struct Arguments {
+    ElementD* d = nullptr;
+    int64_t ld = 0;  // I
+    const int64_t* expert_offsets = nullptr;
+    const int32_t* sorted_pairs = nullptr;
+    const float* topk_weights = nullptr;  // set: the routed weight scales g and u first
+    GatedAct act = GatedAct::kSilu;
+  };
+  using Params = Arguments;
+
+  template <class ProblemShape>
+  static constexpr Params to_underlying_arguments(ProblemShape const&, Arguments const& args, void*) {
+    return args;
+  }
+  template <class ProblemShape>
+  static size_t get_workspace_size(ProblemShape const&, Arguments const&, int) {
+    return 0;
+  }
+  template <class ProblemShape>
+  static cutlass::Status initialize_workspace(ProblemShape const&, Arguments const&, void*, cudaStream_t,
+                                              cutlass::CudaHostAdapter* = nullptr) {
+    return cutlass::Status::kSuccess;
+  }
+  template <class ProblemShape>
+  static bool can_implement(ProblemShape const&, Arguments const& args) {
+    return args.d != nullptr && args.expert_offsets != nullptr && args.ld % 8 == 0 &&
+           (args.topk_weights == nullptr || args.sorted_pairs != nullptr);
+  }
+
+  CUTLASS_HOST_DEVICE explicit GatedActEpilogue(Params const& params) : params_(params) {}
+  CUTLASS_DEVICE bool is_source_needed() { return false; }
+
+  template <class ProblemShapeMNKL, class BlockShapeMNK, class BlockCoordMNKL, class FrgEngine, class FrgLayout,
+            class TiledMma, class ResidueMNK>
+  CUTLASS_DEVICE void operator()(ProblemShapeMNKL problem_shape_mnkl, BlockShapeMNK blk_shape_mnk,
+                                 BlockCoordMNKL blk_coord_mnkl, cute::Tensor<FrgEngine, FrgLayout> const& acc,
+                                 TiledMma tiled_mma, ResidueMNK, int thread_idx, char*) {
+    using namespace cute;
+    const int M = get<0>(problem_shape_mnkl);
+    const int N = get<1>(problem_shape_mnkl);
+    const auto m_coord = get<0>(blk_coord_mnkl);
+    const auto n_coord = get<1>(blk_coord_mnkl);
+    const int l = static_cast<int>(get<3>(blk_coord_mnkl));
+    Tensor tile = local_tile(make_identity_tensor(make_shape(M, N)), take<0, 2>(blk_shape_mnk), make_coord(m_coord, n_coord));
+    Tensor coord = tiled_mma.get_thread_slice(thread_idx).partition_C(tile);  // (m, n) of each value
+    static_assert(is_static<FrgLayout>::value, "the accumulator layout must be static");
+    constexpr int kPartner = kSwap ? 2 : 4;  // fragment distance from a gate value to its up value
+    static_assert(size(FrgLayout{}) % (2 * kPartner) == 0, "unexpected wgmma accumulator layout");
+    const int64_t row0 = params_.expert_offsets[l];
+    const int64_t ld = params_.ld;
+    ElementD* d = params_.d;
+    auto scale_of = [&](int64_t row) {
+      return params_.topk_weights != nullptr ? params_.topk_weights[params_.sorted_pairs[row]] : 1.0f;
+    };
+    CUTLASS_PRAGMA_UNROLL
+    for (int base = 0; base < size(acc); base += 2 * kPartner) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int t = 0; t < kPartner; t += 2) {
+        const int v = base + t;  // values v, v + 1: two adjacent columns of one row
+        const int m = get<0>(coord(v));
+        const int n = get<1>(coord(v));
+        if constexpr (!kSwap) {
+          // Gate columns n, n + 1 of row m -> outputs j, j + 1 (one 4-byte store).
+          if (m < M && n < N) {
+            const int64_t row = row0 + m;
+            const float s = scale_of(row);
+            const int64_t j = (n / 16) * 8 + n % 8;
+            ElementD out[2] = {ElementD(apply_act(params_.act, acc(v) * s, acc(v + kPartner) * s)),
+                               ElementD(apply_act(params_.act, acc(v + 1) * s, acc(v + 1 + kPartner) * s))};
+            uint32_t bits;
+            memcpy(&bits, out, sizeof bits);
+            *reinterpret_cast<uint32_t*>(d + row * ld + j) = bits;
+          }
+        } else {
+          // Gate weight row m, tokens n and n + 1 -> output j of two rows.
+          if (m < M) {
+            const int64_t j = (m / 16) * 8 + m % 8;
+            CUTLASS_PRAGMA_UNROLL
+            for (int i = 0; i < 2; ++i) {
+              if (n + i < N) {
+                const int64_t row = row0 + n + i;
+                const float s = scale_of(row);
+                d[row * ld + j] = ElementD(apply_act(params_.act, acc(v + i) * s, acc(v + i + kPartner) * s));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  Params params_;
+};
+
+template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false, bool kGatedOut = false>
 struct GroupedGemm {
+  static constexpr bool kGated = kGatedOut;
   static constexpr bool kScaled = kScaleN > 0;  // blockwise scales in the mainloop
   static constexpr bool kEpilogueScaled = kScaleN == kEpilogueScales;
   static constexpr bool kFp8 = kScaled || kEpilogueScaled;
@@ -128,10 +260,14 @@ struct GroupedGemm {
   using Fusion = std::conditional_t<kEpilogueScaled, typename Scales::Callbacks,
                                     cutlass::epilogue::fusion::LinearCombination<ElementD, Accum, void, Accum>>;
 
-  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+  using TmaEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, Accum, Accum, void, LayoutD*, kAlignmentD, ElementD,
       LayoutD*, kAlignmentD, cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative, Fusion>::CollectiveOp;
+  static_assert(!kGated || !kFp8, "the gated epilogue serves the bf16/fp16 family");
+  using Epilogue = std::conditional_t<
+      kGated, cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<GatedActEpilogue<ElementD, kSwap>>,
+      TmaEpilogue>;
   using Main = Mainloop<ElementAB, kScaled ? (kSwap ? kScaleN : 1) : 0, kScaled ? (kSwap ? 1 : kScaleN) : 0, TileShape,
                         static_cast<int>(sizeof(typename Epilogue::SharedStorage))>;
 
@@ -200,6 +336,12 @@ struct GroupedGemm {
               {arr.a, arr.stride_a, arr.b, arr.stride_b, arr.sfa, arr.layout_sfa, arr.sfb, arr.layout_sfb},
               {{}, nullptr, nullptr, arr.d, arr.stride_d},
               hw};
+    } else if constexpr (kGated) {
+      args = {cutlass::gemm::GemmUniversalMode::kGrouped,
+              {p.num_groups, arr.shapes, nullptr},
+              {arr.a, arr.stride_a, arr.b, arr.stride_b},
+              {},
+              hw};
     } else {
       args = {cutlass::gemm::GemmUniversalMode::kGrouped,
               {p.num_groups, arr.shapes, nullptr},
@@ -207,7 +349,9 @@ struct GroupedGemm {
               {{}, nullptr, nullptr, arr.d, arr.stride_d},
               hw};
     }
-    if constexpr (kEpilogueScaled) {
+    if constexpr (kGated) {
+      args.epilogue = {static_cast<ElementD*>(p.d), p.n / 2, p.expert_offsets, p.sorted_pairs, p.topk_weights, p.act};
+    } else if constexpr (kEpilogueScaled) {
       // Activations: one scale per row; weights: per column, or one per expert.
       const bool m_vector = kSwap ? p.sfb_per_column : true;
       const bool n_vector = kSwap ? true : p.sfb_per_column;
@@ -240,12 +384,15 @@ __global__ void setup_groups_kernel(GroupedGemmParams p, typename G::Arrays arr)
   arr.shapes[e] = shape;
   arr.a[e] = G::kSwap ? w : x;
   arr.b[e] = G::kSwap ? x : w;
-  arr.d[e] = static_cast<ElementD*>(p.d) + row0 * p.n;
   arr.stride_a[e] = cute::make_stride(p.k, cute::Int<1>{}, cute::Int<0>{});
   arr.stride_b[e] = cute::make_stride(p.k, cute::Int<1>{}, cute::Int<0>{});
-  if constexpr (G::kSwap) {
+  if constexpr (G::kGated) {
+    // The gated epilogue finds D from expert_offsets itself.
+  } else if constexpr (G::kSwap) {
+    arr.d[e] = static_cast<ElementD*>(p.d) + row0 * p.n;
     arr.stride_d[e] = cute::make_stride(cute::Int<1>{}, p.n, cute::Int<0>{});  // D^T [n, rows], n contiguous
   } else {
+    arr.d[e] = static_cast<ElementD*>(p.d) + row0 * p.n;
     arr.stride_d[e] = cute::make_stride(p.n, cute::Int<1>{}, cute::Int<0>{});
   }
   if constexpr (G::kFp8) {
@@ -298,12 +445,13 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
 }  // namespace fusedmoe::kernels::sm90
 
 // The two entry points of one instantiation, for its translation unit.
-#define FUSEDMOE_GROUPED_GEMM_INSTANCE(name, ElementAB, ElementD, kScaleN, kSwap)                       \
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE(name, ElementAB, ElementD, kScaleN, kSwap, kGated)               \
   namespace fusedmoe::kernels {                                                                          \
   size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count) {                                  \
-    return sm90::workspace_bytes<sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap>>(num_groups, sm_count); \
+    return sm90::workspace_bytes<sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated>>( \
+        num_groups, sm_count);                                                                           \
   }                                                                                                      \
   cudaError_t launch_##name(const GroupedGemmParams& p, cudaStream_t stream) {                           \
-    return sm90::run<sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap>>(p, stream);                 \
+    return sm90::run<sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated>>(p, stream); \
   }                                                                                                      \
   }

@@ -2,4 +2,4 @@
 // kernel per translation unit).
 #include "sm90_grouped_gemm.cuh"
 
-FUSEDMOE_GROUPED_GEMM_INSTANCE(grouped_gemm_bf16_swap, cutlass::bfloat16_t, cutlass::bfloat16_t, 0, true)
+FUSEDMOE_GROUPED_GEMM_INSTANCE(grouped_gemm_bf16_swap, cutlass::bfloat16_t, cutlass::bfloat16_t, 0, true, false)

@@ -178,7 +178,8 @@ __global__ void __launch_bounds__(kDequantThreads) dequant_kernel(QuantDequantPa
     const int64_t e = p.e0 + le;
     if (p.expert_counts[e] == 0) continue;
     const uint32_t* row_codes = w.codes + (e * N + n) * row_words;
-    T* out = static_cast<T*>(p.out) + row * K;
+    const int64_t out_n = p.interleave_gate_up ? interleaved_gate_up_row(n, N / 2) : n;
+    T* out = static_cast<T*>(p.out) + (le * N + out_n) * K;
     const int j = unit >> 2, q = unit & 3;
     uint32_t code_words[kBits];
 #pragma unroll
@@ -251,7 +252,8 @@ cudaError_t launch_wna16_repack(const QuantRepackParams& p, cudaStream_t stream)
 }
 
 cudaError_t launch_wna16_dequant(const QuantDequantParams& p, cudaStream_t stream) {
-  if (p.w.k % kVec != 0 || p.w.k >= (int64_t{1} << 30) || p.experts <= 0 || (p.w.bits != 4 && p.w.bits != 8)) {
+  if (p.w.k % kVec != 0 || p.w.k >= (int64_t{1} << 30) || p.experts <= 0 || (p.w.bits != 4 && p.w.bits != 8) ||
+      (p.interleave_gate_up && p.w.n % 16 != 0)) {
     return cudaErrorInvalidValue;
   }
   return p.elem == ElemType::kBF16 ? launch_dequant_typed<__nv_bfloat16>(p, stream)

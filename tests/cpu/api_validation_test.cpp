@@ -368,6 +368,20 @@ TEST(ApiValidation, DenseWeightsFollowTheBuild) {
   args.inputs.routing.n_group = 4;  // groups of 2 experts, 2 of them eligible: topk 2 fits
   args.inputs.routing.topk_group = 2;
   EXPECT_TRUE(can_implement(args).ok()) << can_implement(args).message();
+  // Prepared dense storage: w13 interleaved, then w2 (the checkpoint may be freed after).
+  size_t prepared = 0;
+  ASSERT_TRUE(prepared_weights_size(shape(), DType::kBF16, ckpt, &prepared).ok());
+  EXPECT_EQ(prepared, size_t{8} * 2 * 128 * 256 * 2 + size_t{8} * 256 * 128 * 2);
+  expect_invalid(prepare_weights(shape(), DType::kBF16, ckpt, f.x.data(), prepared - 1, nullptr, &pw),
+                 "storage_bytes: expected >= " + std::to_string(prepared) + " (prepared_weights_size()), got " +
+                     std::to_string(prepared - 1));
+  // Only dense w13 is ever interleaved.
+  pw.gate_up_interleaved = true;
+  pw.quant.format = WeightFormat::kFP8PerChannel;
+  pw.quant.act_quant = ActQuant::kPerToken;
+  expect_invalid(can_implement(args),
+                 "weights.gate_up_interleaved: expected false for fp8_per_channel weights (only dense w13 is "
+                 "interleaved), got true");
 }
 
 TEST(ApiValidation, Precisions) {

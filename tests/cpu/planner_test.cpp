@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/gate_up_layout.h"
 #include "planner.h"
 #include "cpu/test_util.h"
 
@@ -57,6 +58,57 @@ TEST(Planner, ChunkedAlignScratchAboveOneCta) {
   EXPECT_EQ(ws.find("align_chunk_counts"), nullptr);  // 2048 pairs: one CTA
   ASSERT_TRUE(plan_workspace(inputs(4096, 64, 64, 128, 8, false), QuantParams(), KernelPath::kSmallM, 0, &ws).ok());
   EXPECT_EQ(ws.find("align_chunk_counts")->bytes, 16u * 128u * 4u);  // 32768 pairs: 16 chunks x E
+}
+
+TEST(Planner, GemmOneActivatesOnInterleavedWeights) {
+  // Dense weights prepared (interleaved) and integer ones (dequantized interleaved): GEMM1
+  // writes the activation, no 2I-column gate_up buffer. Dense in place, and FP8: it stays.
+  const MoeInputs in = inputs(64, 2048, 768, 128, 8, false);
+  const QuantParams dense;
+  const QuantParams awq = integer_quant(WeightFormat::kAWQ, 4, 128, true);
+  QuantParams fp8;
+  fp8.format = WeightFormat::kFP8PerChannel;
+  fp8.act_quant = ActQuant::kPerToken;
+  WorkspaceLayout ws;
+  for (KernelPath path : {KernelPath::kGroupedGemm, KernelPath::kGroupedSwapped}) {
+    ASSERT_TRUE(plan_workspace(in, dense, path, 0, &ws, true).ok());
+    EXPECT_EQ(ws.find("gate_up"), nullptr);
+    EXPECT_EQ(ws.find("intermediate")->bytes, 64u * 8u * 768u * 2u);
+    EXPECT_FALSE(path_rounds_gate_up(path, dense, true));
+    ASSERT_TRUE(plan_workspace(in, dense, path, 0, &ws).ok());
+    EXPECT_EQ(ws.find("gate_up")->bytes, 64u * 8u * 2u * 768u * 2u);
+    EXPECT_TRUE(path_rounds_gate_up(path, dense, false));
+    ASSERT_TRUE(plan_workspace(in, awq, path, 0, &ws).ok());
+    EXPECT_EQ(ws.find("gate_up"), nullptr);
+    EXPECT_FALSE(path_rounds_gate_up(path, awq, false));
+    ASSERT_TRUE(plan_workspace(in, fp8, path, 0, &ws).ok());
+    EXPECT_NE(ws.find("gate_up"), nullptr);
+    EXPECT_TRUE(path_rounds_gate_up(path, fp8, false));
+  }
+  EXPECT_FALSE(path_rounds_gate_up(KernelPath::kSmallM, dense, false));  // the GEMVs activate fp32 sums
+}
+
+TEST(Planner, InterleavedGateUpRowsAreAPermutation) {
+  // Blocks of 16 rows: gate rows 8b..8b+7, then the matching up rows; the inverse agrees.
+  for (int64_t inter : {8, 72, 1408}) {
+    std::vector<int> hits(static_cast<size_t>(2 * inter), 0);
+    for (int64_t j = 0; j < inter; ++j) {
+      const int64_t g = kernels::gate_up_row(j, false, inter, true);
+      const int64_t u = kernels::gate_up_row(j, true, inter, true);
+      ASSERT_LT(u, 2 * inter);
+      EXPECT_EQ(u, g + 8);
+      EXPECT_EQ(g / 16, j / 8);
+      EXPECT_EQ(kernels::interleaved_gate_up_row(j, inter), g);
+      EXPECT_EQ(kernels::interleaved_gate_up_row(inter + j, inter), u);
+      EXPECT_EQ(kernels::gate_up_row(j, false, inter, false), j);
+      EXPECT_EQ(kernels::gate_up_row(j, true, inter, false), inter + j);
+      ++hits[static_cast<size_t>(g)];
+      ++hits[static_cast<size_t>(u)];
+    }
+    for (int h : hits) EXPECT_EQ(h, 1);
+  }
+  EXPECT_EQ(kernels::gate_up_row(13, false, 64, true), 21);  // block 1, gate row 5
+  EXPECT_EQ(kernels::gate_up_row(13, true, 64, true), 29);
 }
 
 TEST(Planner, Fp8AddsQuantizedActivations) {
@@ -285,7 +337,25 @@ TEST(Planner, BindPreparedWeightsPointsIntoStorage) {
             "storage_bytes: expected >= " + std::to_string(bytes) + " (prepared_weights_size()), got " +
                 std::to_string(bytes - 1));
   EXPECT_EQ(bind_prepared_weights(s, DType::kBF16, q, storage + 16, bytes, &w).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(bind_prepared_weights(s, DType::kBF16, QuantParams(), storage, bytes, &w).code(), StatusCode::kInvalidArgument);
+  QuantParams fp8;
+  fp8.format = WeightFormat::kFP8PerChannel;
+  fp8.act_quant = ActQuant::kPerToken;
+  EXPECT_EQ(bind_prepared_weights(s, DType::kBF16, fp8, storage, bytes, &w).message(),
+            "quant.format: expected dense, gptq, awq or moe_wna16 (the formats with prepared storage), got fp8_per_channel");
+  // Dense: w13 interleaved, then w2, each 2-byte elements (4 x 1024 x 1024 and 4 x 1024 x 512).
+  const QuantParams dense;
+  const size_t dense_bytes = prepared_quant_bytes(s, dense);
+  EXPECT_EQ(dense_bytes, size_t{4} * 1024 * 1024 * 2 + size_t{4} * 1024 * 512 * 2);
+  std::vector<unsigned char> dense_buffer(dense_bytes + 256);
+  unsigned char* dense_storage =
+      dense_buffer.data() + (256 - reinterpret_cast<uintptr_t>(dense_buffer.data()) % 256) % 256;
+  ASSERT_TRUE(bind_prepared_weights(s, DType::kBF16, dense, dense_storage, dense_bytes, &w).ok());
+  EXPECT_TRUE(w.gate_up_interleaved);
+  EXPECT_EQ(static_cast<const unsigned char*>(w.w13.weight), dense_storage);
+  EXPECT_EQ(static_cast<const unsigned char*>(w.w2.weight), dense_storage + size_t{4} * 1024 * 1024 * 2);
+  EXPECT_EQ(w.w13.scales, nullptr);
+  EXPECT_EQ(bind_prepared_weights(s, DType::kBF16, dense, dense_storage, dense_bytes - 1, &w).code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(Planner, DequantScratchOnTheIntegerGroupedPath) {

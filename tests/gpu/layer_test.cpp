@@ -106,6 +106,7 @@ struct GpuCase {
   tools::SplitK split_k;     // the small-M GEMVs' split-K forced (0: the planner's)
   QuantParams quant;         // dense by default
   bool from_dense = false;   // integer weights quantized from random dense ones (else random codes)
+  bool dense_in_place = false;  // dense weights read in the checkpoint's order (no prepared storage)
 };
 
 std::string describe(const QuantParams& q) {
@@ -121,7 +122,8 @@ std::string describe(const GpuCase& c) {
          " H=" + std::to_string(c.shape.hidden) + " I=" + std::to_string(c.shape.inter) +
          " topk=" + std::to_string(c.shape.topk) + " " + to_string(c.act) + " routing=" + c.routing +
          (c.ep_half ? " ep_half" : "") + " " + to_string(c.activation) + (c.weight_on_input ? " on_input" : "") + " path=" + to_string(c.path) +
-         (c.split_k.forced() ? " split_k=" + c.split_k.to_string() : "") + " weights=" + describe(c.quant);
+         (c.split_k.forced() ? " split_k=" + c.split_k.to_string() : "") + " weights=" + describe(c.quant) +
+         (c.dense_in_place ? " in_place" : "");
 }
 
 std::string checkpoint_key(const ProblemShape& s, DType act, const QuantParams& q, bool from_dense) {
@@ -230,12 +232,12 @@ std::vector<double> gpu_output(const tools::GpuLayer& layer) {
 // same experts, topk and global expert count) share the loaded layer; each sets its inputs.
 tools::GpuLayer& layer_for(const GpuCase& c, const ProblemShape& shape, const ref::Checkpoint& ck, Status* st) {
   const std::string key = checkpoint_key(shape, c.act, c.quant, c.from_dense) + "/topk " + std::to_string(shape.topk) +
-                          "/global " + std::to_string(shape.global_num_experts);
+                          "/global " + std::to_string(shape.global_num_experts) + (c.dense_in_place ? "/in place" : "");
   *st = Status();
   if (!g_layer || g_layer_key != key) {
     g_layer_key.clear();
     g_layer = std::make_unique<tools::GpuLayer>();
-    *st = g_layer->load_weights(shape, c.act, ck, nullptr);
+    *st = g_layer->load_weights(shape, c.act, ck, nullptr, c.dense_in_place);
     if (st->ok()) g_layer_key = key;
   }
   return *g_layer;
@@ -295,7 +297,7 @@ void run_case(const GpuCase& c) {
   // The reference rounds where the path run rounds (FP8 compares across e4m3 boundaries).
   KernelPath taken = KernelPath::kAuto;
   ASSERT_TRUE(planned_path(layer.args(), &taken).ok());
-  opt.round_gate_up = is_grouped_path(taken);
+  opt.round_gate_up = path_rounds_gate_up(taken, c.quant, layer.args().weights->gate_up_interleaved);
   std::vector<int64_t> rows;
   if (c.sample_rows > 0 && c.sample_rows < s.m) {
     for (int64_t r = 0; r < c.sample_rows; ++r) rows.push_back(r * (s.m - 1) / (c.sample_rows - 1));
@@ -422,6 +424,19 @@ TEST_P(DenseLayer, EdgeShapes) {
   GpuCase chunked = custom(1537, 32, 256, 128, 4, "skewed");  // 6148 pairs: multi-CTA align
   chunked.ep_half = true;
   run_case(chunked);
+}
+
+// Dense weights read in place (no prepared storage, as the vLLM-style fused_experts op passes
+// them): GEMM1 writes gate and up, the separate gated activation follows on the grouped paths.
+TEST_P(DenseLayer, CheckpointOrderInPlace) {
+  REQUIRE_GPU();
+  std::vector<GpuCase> cases = {bench_case("qwen3_30b_a3b_tp1", 64), custom(19, 60, 2880, 1408, 4, "softmax_topk_renormalize"),
+                                custom(97, 16, 512, 256, 4, "skewed"), bench_case("llama4_scout_tp8", 9)};
+  cases.back().act = DType::kFP16;  // sigmoid top-1, weight applied on input
+  for (GpuCase& c : cases) {
+    c.dense_in_place = true;
+    run_case(c);
+  }
 }
 
 TEST_P(DenseLayer, Fp16ActivationsAndWeightOnInput) {

@@ -64,6 +64,43 @@ def test_fused_experts_bench_shapes(bench_shapes, shape_name, path):
         assert_close(got, want, torch.bfloat16)
 
 
+@pytest.mark.parametrize("path", ["small_m", "grouped_gemm", "grouped_swapped"])
+@pytest.mark.parametrize("shape_name", ["qwen3_30b_a3b_tp1", "llama4_scout_tp8"])
+def test_prepared_dense_weights(bench_shapes, shape_name, path):
+    """prepare_weights(w1, w2): w1's gate and up rows interleaved in the storage, the activation
+    in GEMM1's epilogue on the grouped paths."""
+    import fusedmoe
+    spec = bench_shapes[shape_name]
+    for dtype in (torch.bfloat16, torch.float16):
+        w1, w2 = weights(spec["E"], spec["H"], spec["I"], dtype)
+        prepared = fusedmoe.prepare_weights(w1, w2)
+        assert prepared.storage is not None and prepared.w1 is None
+        for m in (1, 64, 300):
+            x = torch.randn(m, spec["H"], device="cuda").to(dtype)
+            _, _, _, on_input, w, ids = routing_for(shape_name, spec, m, m)
+            got = fusedmoe.fused_experts(x, None, None, w, ids, apply_router_weight_on_input=on_input, path=path,
+                                         prepared=prepared)
+            want = experts_ref(x, w1, w2, w, ids, apply_router_weight_on_input=on_input)
+            assert_close(got, want, dtype)
+
+
+def test_fused_moe_module_prepares_dense_weights():
+    import fusedmoe
+    torch.manual_seed(1)
+    e, h, i = 16, 512, 256
+    w13 = (torch.randn(e, 2 * i, h, device="cuda") / h ** 0.5).bfloat16()
+    w2 = (torch.randn(e, h, i, device="cuda") / i ** 0.5).bfloat16()
+    layer = fusedmoe.FusedMoE(e, 2, h, i, renormalize=True, device="cuda")
+    layer.load_weights(w13, w2)
+    assert layer.w13_weight is None and layer.prepared_storage is not None
+    x = torch.randn(300, h, device="cuda").bfloat16()
+    logits = torch.randn(300, e, device="cuda")
+    w, ids = route_ref(logits, 2, renormalize=True)
+    assert_close(layer(x, logits), experts_ref(x, w13, w2, w, ids), torch.bfloat16)
+    with pytest.raises(ValueError, match="w2: expected torch.bfloat16"):
+        layer.load_weights(w13, w2.half())
+
+
 @pytest.mark.parametrize("shape_name", list(ROUTING))
 def test_fused_moe_routes_like_the_model(bench_shapes, shape_name):
     import fusedmoe
