@@ -181,50 +181,92 @@ class GatedActEpilogue {
     using namespace cute;
     const int M = get<0>(problem_shape_mnkl);
     const int N = get<1>(problem_shape_mnkl);
-    const auto m_coord = get<0>(blk_coord_mnkl);
-    const auto n_coord = get<1>(blk_coord_mnkl);
-    const int l = static_cast<int>(get<3>(blk_coord_mnkl));
-    Tensor tile = local_tile(make_identity_tensor(make_shape(M, N)), take<0, 2>(blk_shape_mnk), make_coord(m_coord, n_coord));
+    Tensor tile = local_tile(make_identity_tensor(make_shape(M, N)), take<0, 2>(blk_shape_mnk),
+                             make_coord(get<0>(blk_coord_mnkl), get<1>(blk_coord_mnkl)));
     Tensor coord = tiled_mma.get_thread_slice(thread_idx).partition_C(tile);  // (m, n) of each value
     static_assert(is_static<FrgLayout>::value, "the accumulator layout must be static");
-    constexpr int kPartner = kSwap ? 2 : 4;  // fragment distance from a gate value to its up value
-    static_assert(size(FrgLayout{}) % (2 * kPartner) == 0, "unexpected wgmma accumulator layout");
-    const int64_t row0 = params_.expert_offsets[l];
-    const int64_t ld = params_.ld;
-    ElementD* d = params_.d;
-    auto scale_of = [&](int64_t row) {
-      return params_.topk_weights != nullptr ? params_.topk_weights[params_.sorted_pairs[row]] : 1.0f;
-    };
-    CUTLASS_PRAGMA_UNROLL
-    for (int base = 0; base < size(acc); base += 2 * kPartner) {
+    const Tile t{M, N, params_.expert_offsets[static_cast<int>(get<3>(blk_coord_mnkl))]};
+    // One copy of the unrolled store per activation, chosen once per tile.
+    switch (params_.act) {
+      case GatedAct::kSilu: store<GatedAct::kSilu>(t, acc, coord); break;
+      case GatedAct::kGelu: store<GatedAct::kGelu>(t, acc, coord); break;
+      case GatedAct::kGeluTanh: store<GatedAct::kGeluTanh>(t, acc, coord); break;
+    }
+  }
+
+ private:
+  struct Tile {
+    int M, N;      // the expert's problem
+    int64_t row0;  // its first row in D
+  };
+
+  CUTLASS_DEVICE float scale_of(int64_t row) const {
+    return params_.topk_weights != nullptr ? params_.topk_weights[params_.sorted_pairs[row]] : 1.0f;
+  }
+
+  template <GatedAct kAct, class Acc, class Coord>
+  CUTLASS_DEVICE void store(const Tile& t, const Acc& acc, const Coord& coord) const {
+    using namespace cute;
+    if constexpr (!kSwap) {
+      // Values (j, h, c) = j + 2h + 4c: columns 8c + 2q + j of rows g + 8h (a 64 x N atom per
+      // warpgroup, one per thread's fragment). Gate chunk 2k and up chunk 2k + 1 give outputs
+      // 8k + 2q + j: one 32-bit word per (h, k). A quad's four lanes then transpose their words
+      // of four consecutive k (two shfl_xor rounds), so each lane stores 16 bytes: outputs
+      // 8k..8k+7 of one row for its own k.
+      static_assert(size(Acc{}) % 32 == 0, "unexpected wgmma accumulator layout");
+      constexpr int kChunks = size(Acc{}) / 4;
+      const int q = threadIdx.x & 3;
       CUTLASS_PRAGMA_UNROLL
-      for (int t = 0; t < kPartner; t += 2) {
-        const int v = base + t;  // values v, v + 1: two adjacent columns of one row
+      for (int h = 0; h < 2; ++h) {
+        const int m = get<0>(coord(2 * h));
+        const bool row_ok = m < t.M;
+        const int64_t row = t.row0 + (row_ok ? m : 0);
+        const float s = row_ok ? scale_of(row) : 0.0f;
+        ElementD* out = params_.d + row * params_.ld;
+        CUTLASS_PRAGMA_UNROLL
+        for (int k0 = 0; k0 < kChunks / 2; k0 += 4) {
+          uint32_t w[4];
+          CUTLASS_PRAGMA_UNROLL
+          for (int i = 0; i < 4; ++i) {
+            const int v = 2 * h + 8 * (k0 + i);  // gate (j = 0) of chunk 2(k0 + i)
+            ElementD pair[2] = {ElementD(act_of<kAct>(acc(v) * s, acc(v + 4) * s)),
+                                ElementD(act_of<kAct>(acc(v + 1) * s, acc(v + 5) * s))};
+            memcpy(&w[i], pair, sizeof w[i]);
+          }
+          // 4 x 4 transpose across the quad: lane q ends with word q' = lane q''s word q.
+          CUTLASS_PRAGMA_UNROLL
+          for (int i = 0; i < 2; ++i) {
+            const bool hi = (q & 2) != 0;
+            const uint32_t got = __shfl_xor_sync(0xffffffffu, hi ? w[i] : w[i + 2], 2);
+            if (hi) w[i] = got; else w[i + 2] = got;
+          }
+          CUTLASS_PRAGMA_UNROLL
+          for (int i = 0; i < 4; i += 2) {
+            const bool odd = (q & 1) != 0;
+            const uint32_t got = __shfl_xor_sync(0xffffffffu, odd ? w[i] : w[i + 1], 1);
+            if (odd) w[i] = got; else w[i + 1] = got;
+          }
+          const int n = get<1>(coord(8 * k0)) - 2 * q + 16 * q;  // gate column 16 k of this lane's k
+          if (row_ok && n < t.N) {
+            *reinterpret_cast<uint4*>(out + (n / 16) * 8) = make_uint4(w[0], w[1], w[2], w[3]);
+          }
+        }
+      }
+    } else {
+      // Values (j, h, c): weight rows g + 8h (gate h = 0, up h = 1) of tokens 8c + 2q + j.
+      static_assert(size(Acc{}) % 4 == 0, "unexpected wgmma accumulator layout");
+      CUTLASS_PRAGMA_UNROLL
+      for (int v = 0; v < size(Acc{}); v += 4) {
         const int m = get<0>(coord(v));
         const int n = get<1>(coord(v));
-        if constexpr (!kSwap) {
-          // Gate columns n, n + 1 of row m -> outputs j, j + 1 (one 4-byte store).
-          if (m < M && n < N) {
-            const int64_t row = row0 + m;
-            const float s = scale_of(row);
-            const int64_t j = (n / 16) * 8 + n % 8;
-            ElementD out[2] = {ElementD(apply_act(params_.act, acc(v) * s, acc(v + kPartner) * s)),
-                               ElementD(apply_act(params_.act, acc(v + 1) * s, acc(v + 1 + kPartner) * s))};
-            uint32_t bits;
-            memcpy(&bits, out, sizeof bits);
-            *reinterpret_cast<uint32_t*>(d + row * ld + j) = bits;
-          }
-        } else {
-          // Gate weight row m, tokens n and n + 1 -> output j of two rows.
-          if (m < M) {
-            const int64_t j = (m / 16) * 8 + m % 8;
-            CUTLASS_PRAGMA_UNROLL
-            for (int i = 0; i < 2; ++i) {
-              if (n + i < N) {
-                const int64_t row = row0 + n + i;
-                const float s = scale_of(row);
-                d[row * ld + j] = ElementD(apply_act(params_.act, acc(v + i) * s, acc(v + i + kPartner) * s));
-              }
+        if (m < t.M) {
+          const int64_t j = (m / 16) * 8 + m % 8;
+          CUTLASS_PRAGMA_UNROLL
+          for (int i = 0; i < 2; ++i) {
+            if (n + i < t.N) {
+              const int64_t row = t.row0 + n + i;
+              const float s = scale_of(row);
+              params_.d[row * params_.ld + j] = ElementD(act_of<kAct>(acc(v + i) * s, acc(v + i + 2) * s));
             }
           }
         }
