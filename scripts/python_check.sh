@@ -6,7 +6,8 @@
 #   BENCH_M=1,16,256 narrows the benchmark grid (default: the C++ tool's); BENCH_M=none skips it; BENCH_PRECISIONS="bf16 w4a16"
 #   picks the precisions (default bf16); CPP_BENCH=1 builds the C++ tool and benches the same
 #   points first, and the Python table prints its numbers alongside (or CPP_BENCH_DIR=dir with
-#   its bench_<p>.csv files).
+#   its bench_<p>.csv files). PYTEST_ARGS narrows pytest (default: tests/python), e.g.
+#   PYTEST_ARGS="tests/python/test_ops.py -k prepared".
 #   Fresh clone: `git bundle create .deps/fusedmoe.bundle HEAD` here (the device copy has no
 #   .git; .deps is carried), then the device run clones the bundle into /tmp and installs and
 #   tests from that clone with the README's command (CUTLASS from the carried .deps).
@@ -51,7 +52,8 @@ fi
 row "pip install" "ok" "$(( $(date +%s) - start )) s, CXX $CXX"
 export PYTHONPATH="$site"
 start=$(date +%s)
-python3 -m pytest -q -p no:cacheprovider tests/python > "$out/pytest.log" 2>&1
+# shellcheck disable=SC2086
+python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/python} > "$out/pytest.log" 2>&1
 status=$?
 row "pytest" "$([ $status -eq 0 ] && echo ok || echo FAIL)" "$(tail -1 "$out/pytest.log"), $(( $(date +%s) - start )) s"
 overall=$status
