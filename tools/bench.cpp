@@ -360,7 +360,9 @@ int bench_main(const BenchOptions& opt) {
         double cublas_us = 0.0;
         if (precision.quant.format == WeightFormat::kDense) {
           CublasPeer cublas;
-          st = cublas.setup(layer.args(), routing.ids);
+          MoeArguments peer_args = layer.args();  // the peer's GEMMs read w13 in the checkpoint's order
+          peer_args.weights = &layer.checkpoint_weights();
+          st = cublas.setup(peer_args, routing.ids);
           if (!st.ok()) throw CudaFailure{st.message()};
           cublas_us = time_graph([&] { return cublas.enqueue(stream); }, opt.seconds_per_point, stream, flush.get(), flush_bytes);
           const double diff = relative_difference(layer.args().out, cublas.out(), m * shape.hidden, precision.act_dtype);

@@ -57,6 +57,12 @@ Status GpuLayer::load_weights(const ProblemShape& shape, DType act_dtype, const 
   if (dense_in_place && w.quant.format == WeightFormat::kDense) bytes = 0;
   st = prepared_.assign(nullptr, bytes);
   if (!st.ok()) return st;
+  checkpoint_weights_ = PreparedWeights();
+  checkpoint_weights_.shape = shape;
+  checkpoint_weights_.act_dtype = act_dtype;
+  checkpoint_weights_.quant = w.quant;
+  checkpoint_weights_.w13 = w.w13;
+  checkpoint_weights_.w2 = w.w2;
   return prepare_weights(shape, act_dtype, w, prepared_.get(), bytes, stream, &prepared_weights_);
 }
 

@@ -55,6 +55,9 @@ class GpuLayer {
   /// the stream is synchronized.
   Status fp8_dynamic_scales(float (&scales)[2]) const;
   const MoeArguments& args() const { return args_; }
+  /// The uploaded checkpoint's tensors as the kernels would read them in place (dense: the
+  /// checkpoint's row order, whatever load_weights prepared), for peers that need that order.
+  const PreparedWeights& checkpoint_weights() const { return checkpoint_weights_; }
   void* workspace() const { return workspace_.get(); }
   size_t workspace_bytes() const { return workspace_.bytes(); }
 
@@ -63,6 +66,7 @@ class GpuLayer {
   DeviceBuffer x_, ids_, weights_, logits_, bias_, map_, out_, workspace_;
   DeviceBuffer prepared_;  // prepare_weights' storage (dense and integer formats)
   PreparedWeights prepared_weights_;
+  PreparedWeights checkpoint_weights_;
   MoeArguments args_;
 };
 
