@@ -119,7 +119,10 @@ struct EpilogueScales {
 // output it writes: columns n and n + 8 (fragment values v and v + 4: layout (2 columns, 2 row
 // halves, n / 8 chunks)), or with swapped operands weight rows m and m + 8 (values v and v + 2).
 // Output column j = (w / 16) * 8 + w % 8 of gate row w; D is row-major [rows, ld] from the
-// expert's first row (expert_offsets, as the mainloop's A), in the activation dtype.
+// expert's first row (expert_offsets, as the mainloop's A), in the activation dtype. The
+// cooperative kernel runs this while the tensor cores idle, so it is lean: one activation's
+// unrolled code per tile, and 16-byte stores (PERF.md v20: 4-byte stores and a per-value
+// activation switch made GEMM1 7-10% slower than GEMM1 plus a separate activation pass).
 template <typename ElementD_, bool kSwap>
 class GatedActEpilogue {
  public:

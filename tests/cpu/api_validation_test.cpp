@@ -346,7 +346,8 @@ TEST(ApiValidation, DenseWeightsFollowTheBuild) {
     return;
   }
   ASSERT_TRUE(prep.ok()) << prep.message();
-  EXPECT_EQ(pw.w13.weight, ckpt.w13.weight);  // the checkpoint layout is the kernel layout
+  EXPECT_EQ(pw.w13.weight, ckpt.w13.weight);  // no storage: read in place, in the checkpoint's order
+  EXPECT_FALSE(pw.gate_up_interleaved);
   ASSERT_TRUE(can_implement(args).ok()) << can_implement(args).message();
   ASSERT_TRUE(workspace_size(args, &bytes).ok());
   EXPECT_GT(bytes, 0u);
