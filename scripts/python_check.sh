@@ -24,6 +24,15 @@ if [ -f "$root/.deps/fusedmoe.bundle" ]; then
     echo "python_check: cloning .deps/fusedmoe.bundle failed" >&2
     exit 1
   fi
+  # A bundle left from an earlier tree would test old code: it must hold the revision this
+  # tree names (.deps/REVISION, written before the call).
+  want_rev="$(cat "$root/.deps/REVISION" 2>/dev/null)"
+  got_rev="$(git -C "$fresh" rev-parse HEAD)"
+  if [ -n "$want_rev" ] && [[ "$got_rev" != "$want_rev"* ]]; then
+    echo "python_check: .deps/fusedmoe.bundle holds $got_rev, this tree is $want_rev (.deps/REVISION):" \
+      "recreate the bundle (git bundle create .deps/fusedmoe.bundle HEAD) or delete it to test the tree" >&2
+    exit 1
+  fi
   ln -s "$root/.deps" "$fresh/.deps"
   echo "python_check: testing a fresh clone of $(git -C "$fresh" log --oneline -1)" | tee "$out/clone.log"
   root="$fresh"
