@@ -553,13 +553,13 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   const bool integer = is_integer_format(quant.format);
   const bool gated = gemm1_gated(*args.weights);
   const int32_t chunk = integer ? dequant_chunk_experts(s, in.act_dtype) : s.num_experts;
-  const kernels::GroupedGemmEntry gated_entry = grouped_entry(args, path, gated);
+  const kernels::GroupedGemmEntry gemm1_entry = grouped_entry(args, path, gated);
   gp.act = gated_act(in.activation);
   gp.sorted_pairs = al.sorted_pairs;
   gp.topk_weights = in.apply_router_weight_on_input ? topk_weights : nullptr;
   auto gemm = [&](Projection which, const void* a, void* d) -> Status {
     const bool w13 = which == Projection::kW13;
-    const kernels::GroupedGemmEntry& entry = w13 ? gated_entry : gemm_entry;
+    const kernels::GroupedGemmEntry& entry = w13 ? gemm1_entry : gemm_entry;
     gp.n = w13 ? 2 * s.inter : s.hidden;
     gp.k = w13 ? s.hidden : s.inter;
     gp.a = a;

@@ -50,6 +50,13 @@ Status check_prepared_pointers(const PreparedWeights& w) {
   return Status();
 }
 
+// Prepared dense storage holds w13 with gate and up rows interleaved in blocks of 8.
+Status check_dense_interleave(const ProblemShape& shape, const std::string& hint) {
+  if (shape.inter % 8 == 0) return Status();
+  return not_implemented("prepared dense w13 interleaves gate and up rows in blocks of 8: inter must be a multiple of "
+                         "8, got " + str(shape.inter) + hint);
+}
+
 Status check_split_k(const MoeArguments& args) {
   for (const auto& [name, value] : {std::pair<const char*, int32_t>{"split_k_gate_up", args.split_k_gate_up},
                                     std::pair<const char*, int32_t>{"split_k_down", args.split_k_down}}) {
@@ -156,9 +163,8 @@ Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeig
   // Dense weights without storage are read in place, in the checkpoint's order.
   const bool dense_in_place = w.quant.format == WeightFormat::kDense && storage == nullptr && storage_bytes == 0;
   if (dense_in_place) needed = 0;
-  if (needed > 0 && w.quant.format == WeightFormat::kDense && shape.inter % 8 != 0) {
-    return not_implemented("interleaving w13's gate and up rows in blocks of 8: inter must be a multiple of 8, got " +
-                           str(shape.inter) + " (pass no storage to read the weights in place)");
+  if (needed > 0 && w.quant.format == WeightFormat::kDense) {
+    FUSEDMOE_RETURN_IF_ERROR(check_dense_interleave(shape, " (pass no storage to read the weights in place)"));
   }
   if (needed > 0 && storage == nullptr) {
     return invalid_argument("storage", "device memory of prepared_weights_size() = " + str(needed) + " bytes", "nullptr");
@@ -194,10 +200,7 @@ Status bind_prepared_weights(const ProblemShape& shape, DType act_dtype, const Q
     return invalid_argument("quant.format", "dense, gptq, awq or moe_wna16 (the formats with prepared storage)",
                             to_string(quant.format));
   }
-  if (quant.format == WeightFormat::kDense && shape.inter % 8 != 0) {
-    return not_implemented("prepared dense w13 interleaves gate and up rows in blocks of 8: inter must be a multiple "
-                           "of 8, got " + str(shape.inter));
-  }
+  if (quant.format == WeightFormat::kDense) FUSEDMOE_RETURN_IF_ERROR(check_dense_interleave(shape, ""));
   const size_t needed = prepared_quant_bytes(shape, quant);
   if (storage == nullptr) return invalid_argument("storage", "prepared storage of " + str(needed) + " bytes", "nullptr");
   if (reinterpret_cast<uintptr_t>(storage) % 256 != 0) {

@@ -1,7 +1,8 @@
 // Data movement around the expert GEMMs: the row gather in front of the tensor-core path,
 // its gated activation between the GEMMs, and the deterministic top-k combine both paths end
-// with; and, once at load time, dense w13's gate and up rows interleaved. All are bound by memory: 16-byte vectors, one per thread, grid sized by the host
-// bound on rows; rows past the live count (known on the device only) exit at once.
+// with. All are bound by memory: 16-byte vectors, one per thread, grid sized by the host
+// bound on rows; rows past the live count (known on the device only) exit at once. Also, once
+// at load time, dense w13's gate and up rows interleaved (one 2-byte element per thread).
 #include <algorithm>
 
 #include "device_util.cuh"

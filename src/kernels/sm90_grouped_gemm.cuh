@@ -431,14 +431,13 @@ __global__ void setup_groups_kernel(GroupedGemmParams p, typename G::Arrays arr)
   arr.b[e] = G::kSwap ? x : w;
   arr.stride_a[e] = cute::make_stride(p.k, cute::Int<1>{}, cute::Int<0>{});
   arr.stride_b[e] = cute::make_stride(p.k, cute::Int<1>{}, cute::Int<0>{});
-  if constexpr (G::kGated) {
-    // The gated epilogue finds D from expert_offsets itself.
-  } else if constexpr (G::kSwap) {
+  if constexpr (!G::kGated) {  // the gated epilogue finds D from expert_offsets itself
     arr.d[e] = static_cast<ElementD*>(p.d) + row0 * p.n;
-    arr.stride_d[e] = cute::make_stride(cute::Int<1>{}, p.n, cute::Int<0>{});  // D^T [n, rows], n contiguous
-  } else {
-    arr.d[e] = static_cast<ElementD*>(p.d) + row0 * p.n;
-    arr.stride_d[e] = cute::make_stride(p.n, cute::Int<1>{}, cute::Int<0>{});
+    if constexpr (G::kSwap) {
+      arr.stride_d[e] = cute::make_stride(cute::Int<1>{}, p.n, cute::Int<0>{});  // D^T [n, rows], n contiguous
+    } else {
+      arr.stride_d[e] = cute::make_stride(p.n, cute::Int<1>{}, cute::Int<0>{});
+    }
   }
   if constexpr (G::kFp8) {
     // Blockwise: SFA [kb][rows_e] and SFB; epilogue-scaled: SFA's first block (one scale per
