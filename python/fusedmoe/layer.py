@@ -274,6 +274,14 @@ class FusedMoE(torch.nn.Module):
         self.register_buffer("prepared_storage", None)
         self.fp8_options: Optional[dict] = None  # FP8: quant_config without its tensors (buffers fp8_*)
 
+    def _check_expert_tensors(self, w13: torch.Tensor, w2: torch.Tensor, dtype: torch.dtype, dtype_name: str) -> None:
+        """w13 [E, 2I, H] and w2 [E, H, I] of this layer's (E, H, I), in ``dtype``."""
+        e, h, i = self.experts_shape
+        for name, t, want in (("w13", w13, (e, 2 * i, h)), ("w2", w2, (e, h, i))):
+            if t.dtype != dtype or tuple(t.shape) != want:
+                raise ValueError(f"fusedmoe: FusedMoE.load_weights: {name}: expected {dtype_name} {list(want)}, "
+                                 f"got {t.dtype} {list(t.shape)}")
+
     def load_weights(self, w13: torch.Tensor, w2: torch.Tensor, quant_config: Optional[dict] = None) -> None:
         """Loads the experts from a checkpoint's tensors. Dense (``quant_config`` None): w13
         [E, 2I, H] and w2 [E, H, I] are prepared (w13's gate and up rows interleaved) into the
@@ -284,11 +292,7 @@ class FusedMoE(torch.nn.Module):
         FP8 (``format="fp8"``, as in ``fused_experts``): the e4m3 tensors become ``w13_weight``
         and ``w2_weight``, the scales the buffers ``fp8_w1_scale`` ... ``fp8_a2_scale``."""
         if _is_fp8(quant_config):
-            e, h, i = self.experts_shape
-            for name, t, want in (("w13", w13, (e, 2 * i, h)), ("w2", w2, (e, h, i))):
-                if t.dtype != torch.float8_e4m3fn or tuple(t.shape) != want:
-                    raise ValueError(f"fusedmoe: FusedMoE.load_weights: {name}: expected float8_e4m3fn {list(want)}, "
-                                     f"got {t.dtype} {list(t.shape)}")
+            self._check_expert_tensors(w13, w2, torch.float8_e4m3fn, "float8_e4m3fn")
             _fp8_args(w13, quant_config)  # argument errors now, not at the first forward
             self.w13_weight = torch.nn.Parameter(w13.contiguous(), requires_grad=False)
             self.w2_weight = torch.nn.Parameter(w2.contiguous(), requires_grad=False)
@@ -300,11 +304,7 @@ class FusedMoE(torch.nn.Module):
             self.quant = None
             return
         if quant_config is None:
-            e, h, i = self.experts_shape
-            for name, t, want in (("w13", w13, (e, 2 * i, h)), ("w2", w2, (e, h, i))):
-                if t.dtype != self.dtype or tuple(t.shape) != want:
-                    raise ValueError(f"fusedmoe: FusedMoE.load_weights: {name}: expected {self.dtype} {list(want)}, "
-                                     f"got {t.dtype} {list(t.shape)}")
+            self._check_expert_tensors(w13, w2, self.dtype, str(self.dtype))
         prepared = prepare_weights(w13, w2, quant_config, act_dtype=self.dtype)
         got = tuple(prepared.quant[7:10])  # (E, H, I) as the packed tensors give them
         if got != self.experts_shape:
