@@ -172,7 +172,8 @@ inline constexpr int32_t kSplitTargetCtasPerSm = 8;
 /// unsplit than at v3's split 2, same run; Qwen2's down GEMV at M = 4, 896 CTAs, took 80 us
 /// one-wave against 87 multi-wave, two runs).
 inline constexpr int32_t kFp8OneWaveMaxUnsplitCtasPerSm = 7;
-/// Dense and wna16 GEMVs (one n-tile: 2 resident CTAs by ptxas): one wave only while the
+/// Dense and wna16 GEMVs (compiled for kernels::kGemvCtasPerSm = 2 resident CTAs, split;
+/// the unsplit dense ones fit 3; layer.cpp static_asserts the two agree): one wave only while the
 /// unsplit grid has at most one CTA per SM (v17: every split pair 1-8 x 1-8 of both GEMVs
 /// measured at M = 1, 4, 16 on the five shapes, bf16 and w4a16, one run; this rule's choices
 /// average 1.8% over each point's best pair, v16's multi-wave rule 3.9%, and are slower

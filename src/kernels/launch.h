@@ -82,7 +82,15 @@ struct GroupedGemvParams {
   int32_t split_k = 1;      // warps of a CTA that share a row tile's K range: 1, 2, 4 or 8
   int32_t n_tiles = 1;      // 8-token MMA tiles per pass over the weights: 1 or 4
 };
+/// The dense and wna16 GEMVs are compiled for this many resident CTAs per SM
+/// (__launch_bounds__: at most 128 registers at 256 threads), which the planner's
+/// kDenseSplitRule assumes. Unbounded, ptxas gave the dense split-2 kernels 136 registers
+/// after a parameter was added (0cd93fc): one CTA per SM, decode up to 20% slower (PERF.md v21).
+inline constexpr int32_t kGemvCtasPerSm = 2;
 cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, cudaStream_t stream);
+/// CTAs of the (dtype, projection, split_k, n_tiles) instantiation that fit one SM
+/// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); the GPU tests hold it to kGemvCtasPerSm.
+cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles, int* ctas_per_sm);
 
 /// Prepared weight-only int4/int8 weights of one projection (N rows, K columns; docs/FORMATS.md,
 /// "Prepared integer layout"): codes [E, N, kp * bits / 32] uint32 with kp = K rounded up to

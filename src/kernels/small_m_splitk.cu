@@ -37,7 +37,7 @@ using gemv::mma_16816;
 // Lane (g, q) loads 16 bytes = 8 consecutive k of its two weight rows per 32-k step, plain
 // coalesced 16-byte loads fed straight to the MMAs (mapping in gemv_common.cuh).
 template <typename T, int kSplitK, int kNTiles, bool kGateUp>
-__global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParams p) {
+__device__ __forceinline__ void grouped_gemv(const GroupedGemvParams& p) {
   constexpr int kTokensPerPass = 8 * kNTiles;
   // 32-k steps whose loads are in flight together (x2 with the software pipeline); fewer with
   // 4 n-tiles, whose accumulators need the registers.
@@ -107,35 +107,63 @@ __global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParam
   }
 }
 
+// Split kernels are compiled for kGemvCtasPerSm resident CTAs, which the planner's one-wave
+// rule counts on: unbounded, ptxas gave split 2 at one n-tile 136 registers, one CTA per SM
+// (PERF.md v21). Unsplit kernels stay unbounded (66-80 registers, 3 CTAs per SM): under a
+// bound ptxas takes every register it allows.
 template <typename T, int kNTiles, bool kGateUp>
-cudaError_t launch_gemv_tiles(const GroupedGemvParams& p, cudaStream_t stream) {
-  const dim3 grid = gemv::grid_for(p);
-  switch (p.split_k) {
-    case 1: return launch_with_pdl(grouped_gemv_kernel<T, 1, kNTiles, kGateUp>, grid, dim3(kThreads), stream, p);
-    case 2: return launch_with_pdl(grouped_gemv_kernel<T, 2, kNTiles, kGateUp>, grid, dim3(kThreads), stream, p);
-    case 4: return launch_with_pdl(grouped_gemv_kernel<T, 4, kNTiles, kGateUp>, grid, dim3(kThreads), stream, p);
-    case 8: return launch_with_pdl(grouped_gemv_kernel<T, 8, kNTiles, kGateUp>, grid, dim3(kThreads), stream, p);
-    default: return cudaErrorInvalidValue;
+__global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParams p) {
+  grouped_gemv<T, 1, kNTiles, kGateUp>(p);
+}
+template <typename T, int kSplitK, int kNTiles, bool kGateUp>
+__global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) grouped_gemv_split_kernel(GroupedGemvParams p) {
+  grouped_gemv<T, kSplitK, kNTiles, kGateUp>(p);
+}
+
+using GemvKernel = void (*)(GroupedGemvParams);
+
+template <typename T, int kNTiles, bool kGateUp>
+GemvKernel kernel_for_split(int32_t split_k) {
+  switch (split_k) {
+    case 1: return grouped_gemv_kernel<T, kNTiles, kGateUp>;
+    case 2: return grouped_gemv_split_kernel<T, 2, kNTiles, kGateUp>;
+    case 4: return grouped_gemv_split_kernel<T, 4, kNTiles, kGateUp>;
+    case 8: return grouped_gemv_split_kernel<T, 8, kNTiles, kGateUp>;
+    default: return nullptr;
   }
 }
 
 template <typename T, bool kGateUp>
-cudaError_t launch_gemv_typed(const GroupedGemvParams& p, cudaStream_t stream) {
-  switch (p.n_tiles) {
-    case 1: return launch_gemv_tiles<T, 1, kGateUp>(p, stream);
-    case 4: return launch_gemv_tiles<T, 4, kGateUp>(p, stream);
-    default: return cudaErrorInvalidValue;
+GemvKernel kernel_for_tiles(int32_t split_k, int32_t n_tiles) {
+  switch (n_tiles) {
+    case 1: return kernel_for_split<T, 1, kGateUp>(split_k);
+    case 4: return kernel_for_split<T, 4, kGateUp>(split_k);
+    default: return nullptr;
   }
+}
+
+// The instantiation for (dtype, projection, split, n-tiles); nullptr for unsupported values.
+GemvKernel kernel_for(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles) {
+  if (elem == ElemType::kBF16) {
+    return gate_up ? kernel_for_tiles<__nv_bfloat16, true>(split_k, n_tiles)
+                   : kernel_for_tiles<__nv_bfloat16, false>(split_k, n_tiles);
+  }
+  return gate_up ? kernel_for_tiles<__half, true>(split_k, n_tiles) : kernel_for_tiles<__half, false>(split_k, n_tiles);
 }
 
 }  // namespace
 
 cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, cudaStream_t stream) {
   if (p.k % kVec != 0 || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535) return cudaErrorInvalidValue;
-  if (p.elem == ElemType::kBF16) {
-    return p.gate_up ? launch_gemv_typed<__nv_bfloat16, true>(p, stream) : launch_gemv_typed<__nv_bfloat16, false>(p, stream);
-  }
-  return p.gate_up ? launch_gemv_typed<__half, true>(p, stream) : launch_gemv_typed<__half, false>(p, stream);
+  const GemvKernel kernel = kernel_for(p.elem, p.gate_up, p.split_k, p.n_tiles);
+  if (kernel == nullptr) return cudaErrorInvalidValue;
+  return launch_with_pdl(kernel, gemv::grid_for(p), dim3(kThreads), stream, p);
+}
+
+cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles, int* ctas_per_sm) {
+  const GemvKernel kernel = kernel_for(elem, gate_up, split_k, n_tiles);
+  if (kernel == nullptr || ctas_per_sm == nullptr) return cudaErrorInvalidValue;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, kThreads, 0);
 }
 
 }  // namespace fusedmoe::kernels

@@ -173,7 +173,7 @@ __device__ __forceinline__ int zero_at(const GroupParams& gp, bool hi, int row) 
 // one group per row): one scale and zero per row and block; 4 for groups of 32 or 64: one per
 // 32-k step (steps of one 64-group copy the same values).
 template <typename T, int kBits, int kGroupsPerBlock, int kSplitK, int kNTiles, bool kGateUp>
-__global__ void __launch_bounds__(kThreads, 2) wna16_gemv_kernel(GroupedGemvParams p, QuantWeightsView qw) {
+__global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(GroupedGemvParams p, QuantWeightsView qw) {
   constexpr int kTokensPerPass = 8 * kNTiles;
   constexpr int kGpb = kGroupsPerBlock;
   using L = StageLayout<T, kBits, kGpb>;

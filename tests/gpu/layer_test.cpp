@@ -29,6 +29,7 @@
 #include "fusedmoe_ref/tolerance.h"
 #include "cpu/test_util.h"
 #include "gpu_layer.h"
+#include "kernels/launch.h"
 #include "planner.h"
 #include "shapes.h"
 
@@ -803,6 +804,26 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   // element, see ref::with_static_act_scales); run_case now gives it the GPU's.
   run_fp8_case(custom(255, 60, 2880, 1408, 4, "softmax_topk_renormalize"),
                fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic));
+}
+
+// The planner's one-wave split rule (kDenseSplitRule) counts kGemvCtasPerSm resident CTAs per
+// SM for every dense GEMV; one variant at 136 registers ran one per SM and made decode 10-20%
+// slower unnoticed (PERF.md v21).
+TEST(SmallMSplitK, EveryDenseKernelFitsThePlannersResidentCtas) {
+  REQUIRE_GPU();
+  for (kernels::ElemType elem : {kernels::ElemType::kBF16, kernels::ElemType::kFP16}) {
+    for (bool gate_up : {true, false}) {
+      for (int32_t split : {1, 2, 4, 8}) {
+        for (int32_t n_tiles : {1, 4}) {
+          int ctas = 0;
+          ASSERT_EQ(kernels::grouped_gemv_resident_ctas(elem, gate_up, split, n_tiles, &ctas), cudaSuccess);
+          EXPECT_GE(ctas, kernels::kGemvCtasPerSm)
+              << (elem == kernels::ElemType::kBF16 ? "bf16" : "fp16") << (gate_up ? " gate-up" : " down")
+              << " split " << split << " n_tiles " << n_tiles;
+        }
+      }
+    }
+  }
 }
 
 TEST(SmallMSplitK, EveryForcedSplitMatchesTheReference) {
