@@ -36,6 +36,8 @@ def entries(path):
     text = re.sub(r"//[^\n]*", "", open(path).read())
     # The anonymous namespace's name hashes the file's path, which differs between the trees.
     text = re.sub(r"_GLOBAL__N__[0-9a-f]{8}_\d+_\w+?_[0-9a-f]{8}", "_GLOBAL__N_", text)
+    # So does the prefix of a function-scope __shared__ variable's name (e.g. s_partial).
+    text = re.sub(r"_INTERNAL_[0-9a-f]{8}_", "_INTERNAL_", text)
     out = {}
     for m in re.finditer(r"\.entry (\S+)\(", text):
         name = m.group(1)
