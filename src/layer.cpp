@@ -396,7 +396,6 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
   g.expert_offsets = al.expert_offsets;
   g.sorted_pairs = al.sorted_pairs;
   g.active_experts = al.active_experts;
-  g.gate_up_interleaved = args.weights->gate_up_interleaved;
   auto gemm = [&](bool gate_up, const void* x, const void* w, void* out, int64_t n_out, int64_t k,
                   const float* x_scales) {
     g.gate_up = gate_up;
@@ -432,7 +431,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
       e = kernels::launch_fp8_gemv(g, fp8_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2), xv,
                                    cfg.ctas_per_sm, stream);
     } else {
-      e = integer ? kernels::launch_wna16_gemv(g, v, stream) : kernels::launch_grouped_gemv(g, stream);
+      e = integer ? kernels::launch_wna16_gemv(g, v, stream) : kernels::launch_grouped_gemv(g, args.weights->gate_up_interleaved, stream);
     }
     const char* kernel = fp8 ? "fp8_gemv" : integer ? "wna16_gemv" : "small_m_splitk";
     return e == cudaSuccess ? Status() : cuda_error(e, std::string(kernel) + (gate_up ? " gate-up launch" : " down launch"));

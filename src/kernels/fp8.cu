@@ -658,8 +658,7 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                             int32_t ctas_per_sm, cudaStream_t stream) {
   if (p.k <= 0 || p.k % 16 != 0 || p.k > kFp8GemvMaxK || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535 || w.w == nullptr ||
-      w.scales == nullptr || x.scales == nullptr || (ctas_per_sm != 0 && ctas_per_sm != kFp8GemvBoundCtasPerSm) ||
-      p.gate_up_interleaved) {  // FP8 w13 stays in the checkpoint's order (its block scales span 128 rows)
+      w.scales == nullptr || x.scales == nullptr || (ctas_per_sm != 0 && ctas_per_sm != kFp8GemvBoundCtasPerSm)) {
     return cudaErrorInvalidValue;
   }
   const bool block = w.kind == Fp8WeightScale::kBlock;

@@ -60,7 +60,8 @@ struct WarpPlace {
   int64_t row_hi = 0;
 
   // False for CTAs past the live expert count (a captured graph launches the host bound).
-  __device__ bool init(const GroupedGemvParams& p) {
+  // gate_up_interleaved: w13's rows as gate_up_row() interleaves them (the dense GEMV only).
+  __device__ bool init(const GroupedGemvParams& p, bool gate_up_interleaved = false) {
     if (static_cast<int>(blockIdx.y) >= p.active_experts[p.num_experts]) return false;
     e = p.active_experts[blockIdx.y];
     begin = p.expert_offsets[e];
@@ -76,8 +77,8 @@ struct WarpPlace {
     int64_t u_lo = unit0 + g, u_hi = kGateUp ? unit0 + g : unit0 + 8 + g;
     u_lo = u_lo < p.n_out ? u_lo : p.n_out - 1;
     u_hi = u_hi < p.n_out ? u_hi : p.n_out - 1;
-    row_lo = kGateUp ? gate_up_row(u_lo, false, p.n_out, p.gate_up_interleaved) : u_lo;
-    row_hi = kGateUp ? gate_up_row(u_hi, true, p.n_out, p.gate_up_interleaved) : u_hi;
+    row_lo = kGateUp ? gate_up_row(u_lo, false, p.n_out, gate_up_interleaved) : u_lo;
+    row_hi = kGateUp ? gate_up_row(u_hi, true, p.n_out, gate_up_interleaved) : u_hi;
     return true;
   }
 

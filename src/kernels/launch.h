@@ -78,7 +78,6 @@ struct GroupedGemvParams {
   const int64_t* expert_offsets = nullptr;
   const int32_t* sorted_pairs = nullptr;
   const int32_t* active_experts = nullptr;
-  bool gate_up_interleaved = false;  // gate-up: w13's rows as gate_up_row() interleaves them
   int32_t split_k = 1;      // warps of a CTA that share a row tile's K range: 1, 2, 4 or 8
   int32_t n_tiles = 1;      // 8-token MMA tiles per pass over the weights: 1 or 4
 };
@@ -87,7 +86,11 @@ struct GroupedGemvParams {
 /// kDenseSplitRule assumes. Unbounded, ptxas gave the dense split-2 kernels 136 registers
 /// after a parameter was added (0cd93fc): one CTA per SM, decode up to 20% slower (PERF.md v21).
 inline constexpr int32_t kGemvCtasPerSm = 2;
-cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, cudaStream_t stream);
+/// gate_up_interleaved: gate-up reads w13's rows as gate_up_row() interleaves them (prepared
+/// dense weights). An argument of this launcher only, not a GroupedGemvParams field: a field
+/// changes the generated code of every fp8_gemv and wna16_gemv kernel (v18, v21), which never
+/// read interleaved rows.
+cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interleaved, cudaStream_t stream);
 /// CTAs of the (dtype, projection, split_k, n_tiles) instantiation that fit one SM
 /// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); the GPU tests hold it to kGemvCtasPerSm.
 cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles, int* ctas_per_sm);

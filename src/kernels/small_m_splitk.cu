@@ -37,7 +37,7 @@ using gemv::mma_16816;
 // Lane (g, q) loads 16 bytes = 8 consecutive k of its two weight rows per 32-k step, plain
 // coalesced 16-byte loads fed straight to the MMAs (mapping in gemv_common.cuh).
 template <typename T, int kSplitK, int kNTiles, bool kGateUp>
-__device__ __forceinline__ void grouped_gemv(const GroupedGemvParams& p) {
+__device__ __forceinline__ void grouped_gemv(const GroupedGemvParams& p, bool interleaved) {
   constexpr int kTokensPerPass = 8 * kNTiles;
   // 32-k steps whose loads are in flight together (x2 with the software pipeline); fewer with
   // 4 n-tiles, whose accumulators need the registers.
@@ -46,7 +46,7 @@ __device__ __forceinline__ void grouped_gemv(const GroupedGemvParams& p) {
 
   wait_for_predecessor();  // align (or gate-up) wrote everything read below
   gemv::WarpPlace<kSplitK, kGateUp> w;
-  if (!w.init(p)) return;
+  if (!w.init(p, interleaved)) return;
   const int64_t K = p.k;
   const int64_t rows_per_expert = kGateUp ? 2 * p.n_out : p.n_out;
   const T* w_expert = static_cast<const T*>(p.w) + static_cast<int64_t>(w.e) * rows_per_expert * K;
@@ -112,15 +112,16 @@ __device__ __forceinline__ void grouped_gemv(const GroupedGemvParams& p) {
 // (PERF.md v21). Unsplit kernels stay unbounded (66-80 registers, 3 CTAs per SM): under a
 // bound ptxas takes every register it allows.
 template <typename T, int kNTiles, bool kGateUp>
-__global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParams p) {
-  grouped_gemv<T, 1, kNTiles, kGateUp>(p);
+__global__ void __launch_bounds__(kThreads) grouped_gemv_kernel(GroupedGemvParams p, bool interleaved) {
+  grouped_gemv<T, 1, kNTiles, kGateUp>(p, interleaved);
 }
 template <typename T, int kSplitK, int kNTiles, bool kGateUp>
-__global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) grouped_gemv_split_kernel(GroupedGemvParams p) {
-  grouped_gemv<T, kSplitK, kNTiles, kGateUp>(p);
+__global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) grouped_gemv_split_kernel(GroupedGemvParams p,
+                                                                                    bool interleaved) {
+  grouped_gemv<T, kSplitK, kNTiles, kGateUp>(p, interleaved);
 }
 
-using GemvKernel = void (*)(GroupedGemvParams);
+using GemvKernel = void (*)(GroupedGemvParams, bool);
 
 template <typename T, int kNTiles, bool kGateUp>
 GemvKernel kernel_for_split(int32_t split_k) {
@@ -153,11 +154,11 @@ GemvKernel kernel_for(ElemType elem, bool gate_up, int32_t split_k, int32_t n_ti
 
 }  // namespace
 
-cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, cudaStream_t stream) {
+cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interleaved, cudaStream_t stream) {
   if (p.k % kVec != 0 || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535) return cudaErrorInvalidValue;
   const GemvKernel kernel = kernel_for(p.elem, p.gate_up, p.split_k, p.n_tiles);
   if (kernel == nullptr) return cudaErrorInvalidValue;
-  return launch_with_pdl(kernel, gemv::grid_for(p), dim3(kThreads), stream, p);
+  return launch_with_pdl(kernel, gemv::grid_for(p), dim3(kThreads), stream, p, gate_up_interleaved);
 }
 
 cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles, int* ctas_per_sm) {

@@ -408,7 +408,7 @@ cudaError_t launch_bits(const GroupedGemvParams& p, const QuantWeightsView& w, c
 cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
   // K < 2^30 and N < 2^27: the kernel's block, group and parameter-stride arithmetic is 32-bit.
   if (p.k % kVec != 0 || p.k >= (int64_t{1} << 30) || p.n_out <= 0 || p.n_out >= (int64_t{1} << 27) ||
-      p.max_active <= 0 || p.max_active > 65535 || p.gate_up_interleaved) {  // prepared codes keep the checkpoint's rows
+      p.max_active <= 0 || p.max_active > 65535) {
     return cudaErrorInvalidValue;
   }
   const bool groups_ok = w.groups == 1 || w.group_size == 32 || w.group_size == 64 || w.group_size % 128 == 0;
