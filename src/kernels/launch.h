@@ -81,6 +81,11 @@ struct GroupedGemvParams {
   int32_t split_k = 1;      // warps of a CTA that share a row tile's K range: 1, 2, 4 or 8
   int32_t n_tiles = 1;      // 8-token MMA tiles per pass over the weights: 1 or 4
 };
+// Every small_m_splitk, fp8_gemv and wna16_gemv kernel takes this struct by value, and a
+// changed layout changes their generated code (v18: per-channel fp8_gemv up to 5% slower; v21:
+// one field cost fp8 decode up to 6%). Re-measure those kernels (scripts/ab_bench.sh against
+// main) before changing the size here; a parameter one kernel family needs goes to its launcher.
+static_assert(sizeof(GroupedGemvParams) == 128, "GroupedGemvParams' layout changed: see the comment above");
 /// The dense and wna16 GEMVs are compiled for this many resident CTAs per SM
 /// (__launch_bounds__: at most 128 registers at 256 threads), which the planner's
 /// kDenseSplitRule assumes. Unbounded, ptxas gave the dense split-2 kernels 136 registers
