@@ -10,7 +10,8 @@
 #     git rev-parse --short=12 HEAD > .deps/REVISION  so the results name the tree)
 #   CTEST_ARGS narrows the ctest step (e.g. "-L gpu -E BenchShapes"; later -j wins over -j 8).
 #   BENCH_PRECISIONS="bf16 w4a16 w8a16 fp8_tensor fp8_channel fp8_block" (default) picks the
-#   benches; BENCH_ARGS narrows them. STEPS="ctest checks sanitize bench" (default: all) picks
+#   benches; BENCH_ARGS narrows them; BENCH_BASELINE=FILE[:FILE] compares them with committed
+#   results (scripts/bench_compare.py). STEPS="ctest checks sanitize bench" (default: all) picks
 #   what runs after the build: all of it took about 12 minutes on the H200, past one device
 #   call's 10, so run it as STEPS=ctest, then STEPS="checks sanitize bench".
 set -uo pipefail
@@ -106,6 +107,22 @@ want bench && for precision in ${BENCH_PRECISIONS:-bf16 w4a16 w8a16 fp8_tensor f
 done
 # One archive of the CSVs and JSONs: the device returns at most 8 files.
 want bench && tar -czf "$out/bench_csv.tar.gz" -C "$csv_dir" . 2>/dev/null
+# BENCH_BASELINE=FILE[:FILE...] (committed results: bench text, CSV or ab_bench summary): every
+# common point set beside this run's, appended to bench.txt; points more than 5% slower fail
+# the row (scripts/bench_compare.py; PERF.md v21).
+want bench && [ -n "${BENCH_BASELINE:-}" ] && {
+  IFS=':' read -r -a baselines <<< "$BENCH_BASELINE"
+  for baseline in "${baselines[@]}"; do
+    echo "== bench_compare.py $baseline (old) against this run (new)" >> "$out/bench.txt"
+    python3 "$root/scripts/bench_compare.py" "$baseline" "$out/bench.txt" > "$out/.compare.txt" 2>&1
+    status=$?
+    cat "$out/.compare.txt" >> "$out/bench.txt"
+    [ $status -eq 0 ] || overall=1
+    row "bench vs $(basename "$baseline")" "$([ $status -eq 0 ] && echo ok || echo SLOWER)" \
+      "$(tail -1 "$out/.compare.txt" | cut -c1-90)"
+    rm -f "$out/.compare.txt"
+  done
+}
 # Forced paths side by side (BENCH_PATHS="small_m grouped_gemm", BENCH_PATH_PRECISION (bf16),
 # BENCH_PATH_ARGS narrows the grid).
 want bench && for path in ${BENCH_PATHS:-}; do
