@@ -518,37 +518,47 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
   }
 }
 
+using Fp8GemvKernel = void (*)(GroupedGemvParams, Fp8WeightsView, Fp8ActView);
+
 template <typename TOut, int kNTiles, bool kGateUp, bool kBlock, int kMinBlocks>
-cudaError_t launch_fp8_tiles(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
-                             cudaStream_t stream) {
-  const dim3 grid = gemv::grid_for(p);
-  switch (p.split_k) {
-    case 1: return launch_with_pdl(fp8_gemv_kernel<TOut, 1, kNTiles, kGateUp, kBlock, kMinBlocks>, grid, dim3(kThreads), stream, p, w, x);
-    case 2: return launch_with_pdl(fp8_gemv_kernel<TOut, 2, kNTiles, kGateUp, kBlock, kMinBlocks>, grid, dim3(kThreads), stream, p, w, x);
-    case 4: return launch_with_pdl(fp8_gemv_kernel<TOut, 4, kNTiles, kGateUp, kBlock, kMinBlocks>, grid, dim3(kThreads), stream, p, w, x);
-    case 8: return launch_with_pdl(fp8_gemv_kernel<TOut, 8, kNTiles, kGateUp, kBlock, kMinBlocks>, grid, dim3(kThreads), stream, p, w, x);
-    default: return cudaErrorInvalidValue;
+Fp8GemvKernel fp8_kernel_for_split(int32_t split_k) {
+  switch (split_k) {
+    case 1: return fp8_gemv_kernel<TOut, 1, kNTiles, kGateUp, kBlock, kMinBlocks>;
+    case 2: return fp8_gemv_kernel<TOut, 2, kNTiles, kGateUp, kBlock, kMinBlocks>;
+    case 4: return fp8_gemv_kernel<TOut, 4, kNTiles, kGateUp, kBlock, kMinBlocks>;
+    case 8: return fp8_gemv_kernel<TOut, 8, kNTiles, kGateUp, kBlock, kMinBlocks>;
+    default: return nullptr;
   }
 }
 
 template <typename TOut, int kNTiles, bool kBlock, int kMinBlocks>
-cudaError_t launch_fp8_gate_up_or_down(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
-                                       cudaStream_t stream) {
-  return p.gate_up ? launch_fp8_tiles<TOut, kNTiles, true, kBlock, kMinBlocks>(p, w, x, stream)
-                   : launch_fp8_tiles<TOut, kNTiles, false, kBlock, kMinBlocks>(p, w, x, stream);
+Fp8GemvKernel fp8_kernel_for_projection(bool gate_up, int32_t split_k) {
+  return gate_up ? fp8_kernel_for_split<TOut, kNTiles, true, kBlock, kMinBlocks>(split_k)
+                 : fp8_kernel_for_split<TOut, kNTiles, false, kBlock, kMinBlocks>(split_k);
 }
 
 template <typename TOut, bool kBlock>
-cudaError_t launch_fp8_typed(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
-                             int32_t ctas_per_sm, cudaStream_t stream) {
-  if (p.n_tiles == 4) return launch_fp8_gate_up_or_down<TOut, 4, kBlock, 0>(p, w, x, stream);
-  if (p.n_tiles != 1) return cudaErrorInvalidValue;
+Fp8GemvKernel fp8_kernel_for_tiles(bool gate_up, int32_t split_k, int32_t n_tiles, int32_t ctas_per_sm) {
+  if (n_tiles == 4) return fp8_kernel_for_projection<TOut, 4, kBlock, 0>(gate_up, split_k);
+  if (n_tiles != 1) return nullptr;
   if constexpr (kBlock) {
     if (ctas_per_sm == kFp8GemvBoundCtasPerSm) {
-      return launch_fp8_gate_up_or_down<TOut, 1, kBlock, kFp8GemvBoundCtasPerSm>(p, w, x, stream);
+      return fp8_kernel_for_projection<TOut, 1, kBlock, kFp8GemvBoundCtasPerSm>(gate_up, split_k);
     }
   }
-  return launch_fp8_gate_up_or_down<TOut, 1, kBlock, 0>(p, w, x, stream);
+  return fp8_kernel_for_projection<TOut, 1, kBlock, 0>(gate_up, split_k);
+}
+
+// The fp8_gemv instantiation for these values (ctas_per_sm as launch_fp8_gemv takes it);
+// nullptr for unsupported ones.
+Fp8GemvKernel fp8_kernel_for(ElemType elem, bool block, bool gate_up, int32_t split_k, int32_t n_tiles,
+                             int32_t ctas_per_sm) {
+  if (elem == ElemType::kBF16) {
+    return block ? fp8_kernel_for_tiles<__nv_bfloat16, true>(gate_up, split_k, n_tiles, ctas_per_sm)
+                 : fp8_kernel_for_tiles<__nv_bfloat16, false>(gate_up, split_k, n_tiles, ctas_per_sm);
+  }
+  return block ? fp8_kernel_for_tiles<__half, true>(gate_up, split_k, n_tiles, ctas_per_sm)
+               : fp8_kernel_for_tiles<__half, false>(gate_up, split_k, n_tiles, ctas_per_sm);
 }
 
 // One CTA row per expert: the 128 x 128 block scales in sm90_grouped_gemm.cuh's SFB layout,
@@ -667,12 +677,17 @@ cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w,
     return cudaErrorInvalidValue;
   }
   if (!block && x.kind == Fp8ActScale::kGroup) return cudaErrorInvalidValue;
-  if (p.elem == ElemType::kBF16) {
-    return block ? launch_fp8_typed<__nv_bfloat16, true>(p, w, x, ctas_per_sm, stream)
-                 : launch_fp8_typed<__nv_bfloat16, false>(p, w, x, ctas_per_sm, stream);
-  }
-  return block ? launch_fp8_typed<__half, true>(p, w, x, ctas_per_sm, stream)
-               : launch_fp8_typed<__half, false>(p, w, x, ctas_per_sm, stream);
+  const Fp8GemvKernel kernel = fp8_kernel_for(p.elem, block, p.gate_up, p.split_k, p.n_tiles, ctas_per_sm);
+  if (kernel == nullptr) return cudaErrorInvalidValue;
+  return launch_with_pdl(kernel, gemv::grid_for(p), dim3(kThreads), stream, p, w, x);
+}
+
+cudaError_t fp8_gemv_resident_ctas(ElemType elem, bool block, bool gate_up, int32_t split_k, int32_t n_tiles,
+                                   int32_t ctas_per_sm, int* resident) {
+  if (ctas_per_sm != 0 && ctas_per_sm != kFp8GemvBoundCtasPerSm) return cudaErrorInvalidValue;
+  const Fp8GemvKernel kernel = fp8_kernel_for(elem, block, gate_up, split_k, n_tiles, ctas_per_sm);
+  if (kernel == nullptr || resident == nullptr) return cudaErrorInvalidValue;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(resident, kernel, kThreads, 0);
 }
 
 cudaError_t launch_fp8_weight_scales(const Fp8WeightScalesParams& p, cudaStream_t stream) {

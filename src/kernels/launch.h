@@ -228,6 +228,10 @@ struct Fp8ActView {
 inline constexpr int32_t kFp8GemvBoundCtasPerSm = 3;
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                             int32_t ctas_per_sm, cudaStream_t stream);
+/// CTAs of one fp8_gemv instantiation (ctas_per_sm as above) that fit one SM; the GPU tests
+/// hold them to the planner's kFp8SplitRule / kFp8BlockSplitRule / kFp8BlockWideSplitRule.
+cudaError_t fp8_gemv_resident_ctas(ElemType elem, bool block, bool gate_up, int32_t split_k, int32_t n_tiles,
+                                   int32_t ctas_per_sm, int* resident);
 
 /// fp8_weight_scales: the 128 x 128 block scales of experts 0 .. experts - 1 ([E][nb][kb] in
 /// the checkpoint) in the blockwise grouped GEMM's SFB layout, out [experts][kb][nb]; experts

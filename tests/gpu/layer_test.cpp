@@ -826,6 +826,41 @@ TEST(SmallMSplitK, EveryDenseKernelFitsThePlannersResidentCtas) {
   }
 }
 
+// The same for fp8_gemv: per-tensor/per-channel kernels hold kFp8SplitRule's counts at one and
+// four n-tiles; block-scale kernels at one n-tile hold kFp8BlockSplitRule's count in the
+// register-bound variant and kFp8BlockWideSplitRule's in the unbounded one (four n-tiles: the
+// multi-wave rule, no count assumed).
+TEST(SmallMSplitK, EveryFp8KernelFitsThePlannersResidentCtas) {
+  REQUIRE_GPU();
+  struct Variant {
+    bool block;
+    int32_t n_tiles;
+    int32_t ctas_per_sm;  // launch_fp8_gemv's variant argument
+    int32_t expected;     // the planner's resident CTAs per SM
+  };
+  const Variant variants[] = {
+      {false, 1, 0, kFp8SplitRule.resident_one_tile},
+      {false, 4, 0, kFp8SplitRule.resident_four_tiles},
+      {true, 1, kernels::kFp8GemvBoundCtasPerSm, kFp8BlockSplitRule.resident_one_tile},
+      {true, 1, 0, kFp8BlockWideSplitRule.resident_one_tile},
+  };
+  for (kernels::ElemType elem : {kernels::ElemType::kBF16, kernels::ElemType::kFP16}) {
+    for (const Variant& v : variants) {
+      for (bool gate_up : {true, false}) {
+        for (int32_t split : {1, 2, 4, 8}) {
+          int ctas = 0;
+          ASSERT_EQ(kernels::fp8_gemv_resident_ctas(elem, v.block, gate_up, split, v.n_tiles, v.ctas_per_sm, &ctas),
+                    cudaSuccess);
+          EXPECT_GE(ctas, v.expected) << (elem == kernels::ElemType::kBF16 ? "bf16" : "fp16")
+                                      << (v.block ? " block" : " per-row") << (gate_up ? " gate-up" : " down")
+                                      << " split " << split << " n_tiles " << v.n_tiles << " variant "
+                                      << v.ctas_per_sm;
+        }
+      }
+    }
+  }
+}
+
 TEST(SmallMSplitK, EveryForcedSplitMatchesTheReference) {
   REQUIRE_GPU();
   // Each GEMV family at every split-K (MoeArguments::split_k_gate_up/_down; the planner picks among them by
