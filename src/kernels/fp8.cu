@@ -685,9 +685,7 @@ cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w,
 cudaError_t fp8_gemv_resident_ctas(ElemType elem, bool block, bool gate_up, int32_t split_k, int32_t n_tiles,
                                    int32_t ctas_per_sm, int* resident) {
   if (ctas_per_sm != 0 && ctas_per_sm != kFp8GemvBoundCtasPerSm) return cudaErrorInvalidValue;
-  const Fp8GemvKernel kernel = fp8_kernel_for(elem, block, gate_up, split_k, n_tiles, ctas_per_sm);
-  if (kernel == nullptr || resident == nullptr) return cudaErrorInvalidValue;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(resident, kernel, kThreads, 0);
+  return gemv::resident_ctas(fp8_kernel_for(elem, block, gate_up, split_k, n_tiles, ctas_per_sm), resident);
 }
 
 cudaError_t launch_fp8_weight_scales(const Fp8WeightScalesParams& p, cudaStream_t stream) {

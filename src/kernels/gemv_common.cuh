@@ -173,4 +173,12 @@ inline dim3 grid_for(const GroupedGemvParams& p) {
   return dim3(static_cast<unsigned>((tiles + row_tiles - 1) / row_tiles), static_cast<unsigned>(p.max_active));
 }
 
+// CTAs of one GEMV instantiation (kThreads threads, static shared memory only) that fit one SM:
+// what grouped_gemv_resident_ctas and fp8_gemv_resident_ctas report for the GPU tests.
+template <typename Kernel>
+cudaError_t resident_ctas(Kernel kernel, int* ctas_per_sm) {
+  if (kernel == nullptr || ctas_per_sm == nullptr) return cudaErrorInvalidValue;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, kThreads, 0);
+}
+
 }  // namespace fusedmoe::kernels::gemv

@@ -162,9 +162,7 @@ cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interle
 }
 
 cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles, int* ctas_per_sm) {
-  const GemvKernel kernel = kernel_for(elem, gate_up, split_k, n_tiles);
-  if (kernel == nullptr || ctas_per_sm == nullptr) return cudaErrorInvalidValue;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, kThreads, 0);
+  return gemv::resident_ctas(kernel_for(elem, gate_up, split_k, n_tiles), ctas_per_sm);
 }
 
 }  // namespace fusedmoe::kernels
