@@ -155,14 +155,27 @@ __device__ __forceinline__ void grouped_scale_slot(const Fp8QuantParams& p, int6
   *sfa0 = row0 * ((p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock) + (row - row0);
 }
 
-// Vector v (8 columns) of the row quantized with scale s: 8 e4m3 bytes or 8 fp16 holding them.
+// A span's scale and its reciprocal, for v / s without a division per value.
+struct QuantScale {
+  float s, r;
+  __device__ __forceinline__ explicit QuantScale(float scale) : s(scale), r(1.0f / scale) {}
+  // v / s as div.rn rounds it: q = v * r, then one correction with the exact remainder
+  // fma(-q, s, v) (Markstein). Three instructions where div.rn.f32 took a dozen and a
+  // slow-path branch, once per value: that had made the many-row quantizer issue-bound.
+  __device__ __forceinline__ float divide(float v) const {
+    const float q = v * r;
+    return fmaf(fmaf(-q, s, v), r, q);
+  }
+};
+
+// Vector v (8 columns) of the row quantized with scale q.s: 8 e4m3 bytes or 8 fp16 holding them.
 __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t row, int64_t v,
-                                                const float (&f)[kVec], float s) {
+                                                const float (&f)[kVec], const QuantScale& q) {
   uint32_t o[4];
 #pragma unroll
   for (int j = 0; j < kVec; j += 2) {
-    const __nv_fp8_storage_t q0 = __nv_cvt_float_to_fp8(f[j] / s, __NV_SATFINITE, __NV_E4M3);
-    const __nv_fp8_storage_t q1 = __nv_cvt_float_to_fp8(f[j + 1] / s, __NV_SATFINITE, __NV_E4M3);
+    const __nv_fp8_storage_t q0 = __nv_cvt_float_to_fp8(q.divide(f[j]), __NV_SATFINITE, __NV_E4M3);
+    const __nv_fp8_storage_t q1 = __nv_cvt_float_to_fp8(q.divide(f[j + 1]), __NV_SATFINITE, __NV_E4M3);
     if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
       const uint32_t two = static_cast<uint32_t>(q0) | (static_cast<uint32_t>(q1) << 8);
       if (j % 4 == 0) o[j / 4] = two; else o[j / 4] |= two << 16;
@@ -230,40 +243,55 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
     }
     if (group) m = lanes_max(m, team);
     if (!valid) continue;
-    const float s = group ? dynamic_scale(m) : tensor_s;
+    const QuantScale q(group ? dynamic_scale(m) : tensor_s);
+    const float s = q.s;
     if (tl == 0 && grouped_out) {
       p.scales[sfa0 + sp * stride] = s;  // span = kFp8ScaleBlock: sp is the block
     } else if (tl == 0 && group) {
       p.scales[row * spans + sp] = s;
     }
     if (one_vector) {
-      if (mine) store_quantized(p, row, v0 + tl, f, s);
+      if (mine) store_quantized(p, row, v0 + tl, f, q);
       continue;
     }
     for (int64_t v = v0 + tl; v < v1; v += team) {
       src.load(p.act, v, f);
-      store_quantized(p, row, v, f, s);
+      store_quantized(p, row, v, f, q);
     }
   }
 }
 
 // Per-row scales: kRowThreads threads per row (256: a CTA, the row's amax reduced through
 // shared memory, for few rows; 32: a warp, for many), the amax, then the row's values (read
-// twice; a gated activation computed twice).
+// twice; a gated activation computed twice). Each pass issues kRowBatch vectors' loads per
+// thread before it uses any: one load at a time made the many-row case latency-bound (a warp
+// per row, 8-28 serial round trips per pass at the bench shapes: 1.1-1.7 TB/s, v23).
+constexpr int kRowBatch = 4;
+
 template <typename T, int kRowThreads, Fp8QuantIn kIn>
 __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p) {
   static_assert(kRowThreads == 32 || kRowThreads == kQuantThreads, "a warp or the CTA per row");
+  using Row = QuantRow<T, kIn>;
   __shared__ float s_max[kQuantThreads / 32];
   const int tid = threadIdx.x % kRowThreads;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (kQuantThreads / kRowThreads) + threadIdx.x / kRowThreads;
   if (row >= live_row_count(p)) return;  // uniform over the row's threads (a warp or the CTA)
   const int64_t vecs = p.cols / kVec;
-  const QuantRow<T, kIn> src = quant_row<T, kIn>(p, row, tid == 0);
+  const Row src = quant_row<T, kIn>(p, row, tid == 0);
+  uint4 raw[kRowBatch][Row::kLoads];
+  const auto fetch_batch = [&](int64_t v0) {
+#pragma unroll
+    for (int b = 0; b < kRowBatch; ++b) src.fetch(v0 + b * kRowThreads, v0 + b * kRowThreads < vecs, raw[b]);
+  };
   float f[kVec];
   float m = 0.0f;
-  for (int64_t v = tid; v < vecs; v += kRowThreads) {
-    src.load(p.act, v, f);
-    m = fold_amax(m, f);
+  for (int64_t v0 = tid; v0 < vecs; v0 += kRowBatch * kRowThreads) {
+    fetch_batch(v0);
+#pragma unroll
+    for (int b = 0; b < kRowBatch; ++b) {
+      src.convert(p.act, raw[b], f);  // vectors past the row are zeros: no effect on the amax
+      m = fold_amax(m, f);
+    }
   }
   m = warp_max(m);
   if constexpr (kRowThreads > 32) {
@@ -272,18 +300,23 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
 #pragma unroll
     for (int w = 0; w < kRowThreads / 32; ++w) m = fmaxf(m, s_max[w]);
   }
-  const float s = dynamic_scale(m);
+  const QuantScale q(dynamic_scale(m));
   if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {  // the row's scale for each of its blocks
     int64_t sfa0 = 0, stride = 0;
     grouped_scale_slot(p, row, &sfa0, &stride);
     const int64_t kbs = (p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
-    for (int64_t kb = tid; kb < kbs; kb += kRowThreads) p.scales[sfa0 + kb * stride] = s;
+    for (int64_t kb = tid; kb < kbs; kb += kRowThreads) p.scales[sfa0 + kb * stride] = q.s;
   } else if (tid == 0) {
-    p.scales[row] = s;
+    p.scales[row] = q.s;
   }
-  for (int64_t v = tid; v < vecs; v += kRowThreads) {
-    src.load(p.act, v, f);
-    store_quantized(p, row, v, f, s);
+  for (int64_t v0 = tid; v0 < vecs; v0 += kRowBatch * kRowThreads) {
+    fetch_batch(v0);
+#pragma unroll
+    for (int b = 0; b < kRowBatch; ++b) {
+      if (v0 + b * kRowThreads >= vecs) break;
+      src.convert(p.act, raw[b], f);
+      store_quantized(p, row, v0 + b * kRowThreads, f, q);
+    }
   }
 }
 
