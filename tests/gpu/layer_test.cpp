@@ -797,6 +797,14 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   h.act = DType::kFP16;
   run_fp8_case(h, block);
   run_fp8_case(bench_case("llama4_scout_tp8", 9), channel);  // weight applied on input
+  // The other activations: on the grouped paths the quantizer applies them to GEMM1's gate and
+  // up halves (its gated view) under per-token and per-group scales; on small_m, fp8_gemv.
+  for (Activation a : {Activation::kGeluAndMul, Activation::kGeluTanhAndMul}) {
+    GpuCase g = custom(24, 8, 512, 256, 2, "uniform");
+    g.activation = a;
+    run_fp8_case(g, channel);
+    run_fp8_case(g, block);
+  }
   // Per-tensor dynamic scales with partial blocks (H = 2880) at an odd M, every row checked:
   // `fusedmoe check --E 60 --H 2880 --I 1408 --topk 4 --m 255 --precision fp8_tensor` gave
   // rel_l2 3.4e-2 against the 3.0e-2 tolerance on the H200 (68ea89f) when the reference took
