@@ -26,6 +26,7 @@
 
 #include <algorithm>
 
+#include "fp8_divide.h"
 #include "gemv_common.cuh"
 
 namespace fusedmoe::kernels {
@@ -154,19 +155,6 @@ __device__ __forceinline__ void grouped_scale_slot(const Fp8QuantParams& p, int6
   *stride = p.expert_offsets[lo + 1] - row0;
   *sfa0 = row0 * ((p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock) + (row - row0);
 }
-
-// A span's scale and its reciprocal, for v / s without a division per value.
-struct QuantScale {
-  float s, r;
-  __device__ __forceinline__ explicit QuantScale(float scale) : s(scale), r(1.0f / scale) {}
-  // v / s as div.rn rounds it: q = v * r, then one correction with the exact remainder
-  // fma(-q, s, v) (Markstein). Three instructions where div.rn.f32 took a dozen and a
-  // slow-path branch, once per value: that had made the many-row quantizer issue-bound.
-  __device__ __forceinline__ float divide(float v) const {
-    const float q = v * r;
-    return fmaf(fmaf(-q, s, v), r, q);
-  }
-};
 
 // Vector v (8 columns) of the row quantized with scale q.s: 8 e4m3 bytes or 8 fp16 holding them.
 __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t row, int64_t v,

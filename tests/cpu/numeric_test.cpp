@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "fusedmoe_ref/numeric.h"
 #include "fusedmoe_ref/random.h"
+#include "kernels/fp8_divide.h"
 
 namespace fusedmoe::ref {
 namespace {
@@ -124,6 +126,54 @@ TEST(NumericFP8, AllCodesRoundTripAndRandomNearest) {
     const uint32_t want = brute_nearest(std::fmin(std::fmax(f, -448.0f), 448.0f), 256,
                                         [](uint32_t c) { return fp8e4m3_to_float(static_cast<uint8_t>(c)); });
     EXPECT_EQ(fp8e4m3_to_float(float_to_fp8e4m3(f)), fp8e4m3_to_float(static_cast<uint8_t>(want))) << f;
+  }
+}
+
+// The GPU quantizers' v / s (kernels/fp8_divide.h, the same code on the host): the division's
+// e4m3 code for every value and scale (a zero's sign aside), and its quotient exactly
+// away from underflow and below the clamp. Finite scales from 2^-140 to 2^128, values from
+// 2^-150 to 2^127, zeros, infinities and NaN (subnormal and huge scales: the prescale).
+TEST(NumericFP8, QuantizerDivisionMatchesTheDivision) {
+  using kernels::QuantScale;
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> scales = {1.0f, 448.0f, 1.0f / 448, 0x1p-120f, 0x1p120f, 0x1.fffffep-121f, 0x1p-126f,
+                               0x1p-149f, 3.0e38f, std::numeric_limits<float>::max()};
+  std::vector<float> values = {0.0f, -0.0f, 1.0f, -1.0f, 448.0f, 449.0f, inf, -inf, std::nanf(""),
+                               std::numeric_limits<float>::max(), 0x1p-149f, -0x1p-149f};
+  Rng rng(23);
+  for (int i = 0; i < 64; ++i) scales.push_back(static_cast<float>(std::exp2(rng.uniform(-140, 127.9))));
+  for (int i = 0; i < 512; ++i) {
+    const float v = static_cast<float>(rng.normal() * std::exp2(rng.uniform(-150, 127)));
+    if (std::isfinite(v)) values.push_back(v);
+  }
+  int64_t exact = 0;
+  for (const float s : scales) {
+    const QuantScale q(s);
+    for (const float v : values) {
+      const float want = v / s, got = q.divide(v);
+      const uint8_t code = float_to_fp8e4m3(got), want_code = float_to_fp8e4m3(want);
+      // A zero may come out with the other sign (-0 through the remainder step is +0): the
+      // same operand for the GEMM.
+      ASSERT_TRUE(code == want_code || ((code & 0x7f) == 0 && (want_code & 0x7f) == 0))
+          << "v " << v << " s " << s;
+      // Away from underflow (|v / s| >= 2^-100: the step's remainder is exact; e4m3's code is 0
+      // below 2^-10 anyway) and below the clamp.
+      if (std::fabs(want) >= 0x1p-100f && std::fabs(want) <= 0x1p100f) {
+        ASSERT_TRUE(got == want || (std::isnan(got) && std::isnan(want)))
+            << "v " << v << " s " << s << " got " << got << " want " << want;
+        ++exact;
+      }
+    }
+  }
+  EXPECT_GT(exact, 10000);
+  // Dynamic scales (amax / 448) with every value of the span at most amax in magnitude: the
+  // quotients the quantizer sees, 200k of them, bit for bit.
+  for (int i = 0; i < 200000; ++i) {
+    const float amax = static_cast<float>(std::exp2(rng.uniform(-30, 30)));
+    const float v = static_cast<float>(rng.uniform(-1, 1)) * amax;
+    const QuantScale q(amax / 448.0f);
+    const float want = v / q.s, got = q.divide(v);
+    ASSERT_TRUE(got == want) << "v " << v << " amax " << amax << " got " << got << " want " << want;
   }
 }
 
