@@ -253,7 +253,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
 // shared memory, for few rows; 32: a warp, for many), the amax, then the row's values (read
 // twice; a gated activation computed twice). Each pass issues kRowBatch vectors' loads per
 // thread before it uses any: one load at a time made the many-row case latency-bound (a warp
-// per row, 8-28 serial round trips per pass at the bench shapes: 1.1-1.7 TB/s, v23).
+// per row, 8-28 serial round trips per pass at the bench shapes: 1.1-1.7 TB/s in v22's ncu).
 constexpr int kRowBatch = 4;
 
 template <typename T, int kRowThreads, Fp8QuantIn kIn>

@@ -308,7 +308,7 @@ struct GroupedGemm {
   // Pingpong for the epilogue-scaled FP8 family with swapped operands: its tiles are short
   // (64 rows of few tokens, k = 128 per stage), so the epilogue is a large share of each;
   // pingpong hides it under the other warp group's mainloop. 2-4% faster than cooperative at
-  // M = 64-1024 on three of the bench shapes, within 1% on the other two (v23). Unswapped, it
+  // M = 64-1024 on three of the bench shapes, 0-1.3% slower on Mixtral and Scout (v23). Unswapped, it
   // needs 64 x 128 tiles (two promoted accumulator sets of a 128 x 128 tile spill), which
   // lost up to 35% at M = 4096 (v23).
   static constexpr bool kPingpong = kEpilogueScaled && kSwap;
