@@ -205,6 +205,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
     tensor_s = p.tensor_scale != nullptr ? *p.tensor_scale : dynamic_scale(*p.amax);
     if (blockIdx.x == 0 && threadIdx.x == 0 && p.scales != nullptr && !grouped_out) p.scales[0] = tensor_s;
   }
+  const QuantScale tensor_q(tensor_s);  // its reciprocal once, not per span
   const bool active = row < live_row_count(p);
   int64_t sfa0 = 0, stride = 0;
   if (active && grouped_out && tl == 0) grouped_scale_slot(p, row, &sfa0, &stride);
@@ -231,12 +232,11 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
     }
     if (group) m = lanes_max(m, team);
     if (!valid) continue;
-    const QuantScale q(group ? dynamic_scale(m) : tensor_s);
-    const float s = q.s;
+    const QuantScale q = group ? QuantScale(dynamic_scale(m)) : tensor_q;
     if (tl == 0 && grouped_out) {
-      p.scales[sfa0 + sp * stride] = s;  // span = kFp8ScaleBlock: sp is the block
+      p.scales[sfa0 + sp * stride] = q.s;  // span = kFp8ScaleBlock: sp is the block
     } else if (tl == 0 && group) {
-      p.scales[row * spans + sp] = s;
+      p.scales[row * spans + sp] = q.s;
     }
     if (one_vector) {
       if (mine) store_quantized(p, row, v0 + tl, f, q);
