@@ -44,7 +44,8 @@ enum class WeightFormat : int32_t {
 };
 
 /// How activations are quantized before an FP8 GEMM (both x before GEMM1 and the
-/// activation output before GEMM2). Integer weight-only and dense formats use kNone.
+/// activation output before GEMM2). Integer weight-only and dense formats use kNone. A
+/// dynamic scale is amax / 448 but at least 2^-64 (1 for an all-zero span; docs/FORMATS.md).
 enum class ActQuant : int32_t {
   kNone = 0,               ///< activations stay in bf16/fp16
   kPerTensorDynamic = 1,   ///< one e4m3 scale for the whole tensor, amax / 448, computed per call

@@ -104,7 +104,7 @@ MoeWeights with_static_act_scales(const MoeWeights& weights, const float* scales
 
 float fp8_dynamic_scale(double amax) {
   const float s = static_cast<float>(amax) / kFP8E4M3Max;
-  return s > 0.0f ? s : 1.0f;
+  return s > 0.0f ? std::max(s, 0x1p-64f) : 1.0f;  // the floor: docs/FORMATS.md
 }
 
 Status fake_quantize_fp8(ActQuant mode, int32_t group, float static_scale, int64_t rows, int64_t cols,

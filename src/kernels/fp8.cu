@@ -2,8 +2,8 @@
 // weight scales in the layout of the tensor-core path (sm90_fp8_grouped_gemm).
 //
 // Quantization (docs/FORMATS.md, "FP8 e4m3"): q = e4m3(v / s), round to nearest even,
-// saturating at +-448, s = amax / 448 over the span (the tensor, a row, or a row's group),
-// 1 for an all-zero span. The quantizer reads its input through a view (Fp8QuantIn): plain
+// saturating at +-448, s = max(amax / 448, 2^-64) over the span (the tensor, a row, or a
+// row's group), 1 for an all-zero span. The quantizer reads its input through a view (Fp8QuantIn): plain
 // rows, x's rows gathered in expert order, or the gated activation of GEMM1's gate/up halves,
 // so the grouped path need not write the gathered rows or the activation in bf16. The GEMV
 // reads the quantized activations as fp16 holding the e4m3 values exactly (every e4m3 value
@@ -39,9 +39,11 @@ using gemv::mma_16816;
 
 constexpr float kE4M3Max = 448.0f;
 
+// At least kFp8MinDynamicScale (fp8_divide.h: what keeps DynamicScale's three instructions
+// exact).
 __device__ __forceinline__ float dynamic_scale(float amax) {
   const float s = amax / kE4M3Max;
-  return s > 0.0f ? s : 1.0f;
+  return s > 0.0f ? fmaxf(s, kFp8MinDynamicScale) : 1.0f;
 }
 
 // |v| as bits that order like the values (non-negative floats), for atomicMax.
@@ -88,10 +90,15 @@ __device__ __forceinline__ int64_t live_row_count(const Fp8QuantParams& p) {
   return p.live_rows != nullptr ? min(p.rows, *p.live_rows) : p.rows;
 }
 
+__device__ __forceinline__ uint32_t bits16(__nv_bfloat16 v) { return __bfloat16_as_ushort(v); }
+__device__ __forceinline__ uint32_t bits16(__half v) { return __half_as_ushort(v); }
+
 // Row `row` of the matrix being quantized, read through the input view kIn (Fp8QuantIn).
 // fetch issues a vector's loads (predicated, so that a kernel can issue what it holds before
-// it uses any), convert turns them into floats.
-template <typename T, Fp8QuantIn kIn>
+// it uses any), convert turns them into floats. kAct: the gated activation, a template
+// parameter so that each kernel inlines one activation (a switch per value inlined all three
+// into every vector of a batch, and the per-row kernel stalled on instruction fetch, v23).
+template <typename T, Fp8QuantIn kIn, GatedAct kAct>
 struct QuantRow {
   static constexpr bool kGated = kIn == Fp8QuantIn::kGatedAct;
   static constexpr int kLoads = kGated ? 2 : 1;
@@ -104,29 +111,43 @@ struct QuantRow {
     if constexpr (kGated) raw[1] = load_act_if(in + v + up, ok);
   }
   // kGated: what gated_act would store (the activation rounded to T), as floats.
-  __device__ __forceinline__ void convert(GatedAct act, const uint4 (&raw)[kLoads], float (&f)[kVec]) const {
+  __device__ __forceinline__ void convert(const uint4 (&raw)[kLoads], float (&f)[kVec]) const {
     Elem<T>::unpack(raw[0], f);
     if constexpr (kGated) {
       float u[kVec];
       Elem<T>::unpack(raw[1], u);
 #pragma unroll
       for (int k = 0; k < kVec; ++k) {
-        f[k] = Elem<T>::to_float(Elem<T>::from_float(apply_act(act, f[k] * weight, u[k] * weight)));
+        f[k] = Elem<T>::to_float(Elem<T>::from_float(act_of<kAct>(f[k] * weight, u[k] * weight)));
       }
     }
   }
   // Vector v fetched and converted at once (loops that use each vector as it arrives).
-  __device__ __forceinline__ void load(GatedAct act, int64_t v, float (&f)[kVec]) const {
+  __device__ __forceinline__ void load(int64_t v, float (&f)[kVec]) const {
     uint4 raw[kLoads];
     fetch(v, true, raw);
-    convert(act, raw, f);
+    convert(raw, f);
+  }
+  // A converted vector as 8 T values (exact: convert's values are T values) and back by
+  // Elem<T>::unpack: what a kernel holds of a row between its passes.
+  __device__ __forceinline__ static uint4 hold(const uint4 (&raw)[kLoads], const float (&f)[kVec]) {
+    if constexpr (kGated) {
+      uint32_t w[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        w[i] = bits16(Elem<T>::from_float(f[2 * i])) | (bits16(Elem<T>::from_float(f[2 * i + 1])) << 16);
+      }
+      return make_uint4(w[0], w[1], w[2], w[3]);
+    } else {
+      return raw[0];
+    }
   }
 };
 
 // A live row's view; `record`: the one thread that writes a gathered row's row_of_pair entry.
-template <typename T, Fp8QuantIn kIn>
-__device__ __forceinline__ QuantRow<T, kIn> quant_row(const Fp8QuantParams& p, int64_t row, bool record) {
-  QuantRow<T, kIn> r;
+template <typename T, Fp8QuantIn kIn, GatedAct kAct>
+__device__ __forceinline__ QuantRow<T, kIn, kAct> quant_row(const Fp8QuantParams& p, int64_t row, bool record) {
+  QuantRow<T, kIn, kAct> r;
   const T* in = static_cast<const T*>(p.in);
   if constexpr (kIn == Fp8QuantIn::kGatedAct) {
     r.in = reinterpret_cast<const uint4*>(in + row * 2 * p.cols);
@@ -156,9 +177,11 @@ __device__ __forceinline__ void grouped_scale_slot(const Fp8QuantParams& p, int6
   *sfa0 = row0 * ((p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock) + (row - row0);
 }
 
-// Vector v (8 columns) of the row quantized with scale q.s: 8 e4m3 bytes or 8 fp16 holding them.
+// Vector v (8 columns) of the row quantized with scale q.s (a DynamicScale or a StaticScale):
+// 8 e4m3 bytes or 8 fp16 holding them.
+template <typename Scale>
 __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t row, int64_t v,
-                                                const float (&f)[kVec], const QuantScale& q) {
+                                                const float (&f)[kVec], const Scale& q) {
   uint32_t o[4];
 #pragma unroll
   for (int j = 0; j < kVec; j += 2) {
@@ -188,7 +211,7 @@ __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t
 // lookup of kE4M3Grouped once per team, not per span). team: the span's vectors when they
 // divide 32 (each lane then holds its one vector of a span from the amax to the store: read
 // once, a gated activation computed once), else 32 (a loop that reads the span twice).
-template <typename T, Fp8QuantIn kIn>
+template <typename T, Fp8QuantIn kIn, GatedAct kAct>
 __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8QuantParams p, int64_t span, int team,
                                                                            int64_t per_team) {
   const int lane = threadIdx.x & 31;
@@ -200,18 +223,22 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
   const bool group = p.kind == Fp8ActScale::kGroup;
   const bool grouped_out = p.out_kind == Fp8QuantOut::kE4M3Grouped;
   const bool one_vector = span / kVec <= team;  // each lane holds at most one vector of a span
+  const bool static_tensor = !group && p.tensor_scale != nullptr;
   float tensor_s = 1.0f;
   if (!group) {
-    tensor_s = p.tensor_scale != nullptr ? *p.tensor_scale : dynamic_scale(*p.amax);
+    tensor_s = static_tensor ? *p.tensor_scale : dynamic_scale(*p.amax);
     if (blockIdx.x == 0 && threadIdx.x == 0 && p.scales != nullptr && !grouped_out) p.scales[0] = tensor_s;
   }
-  const QuantScale tensor_q(tensor_s);  // its reciprocal once, not per span
+  // A per-tensor scale's reciprocal once, not per span (the dynamic form's is unused under a
+  // static scale, and may be infinite there).
+  const StaticScale static_q(tensor_s);
+  const DynamicScale tensor_q(tensor_s);
   const bool active = row < live_row_count(p);
   int64_t sfa0 = 0, stride = 0;
   if (active && grouped_out && tl == 0) grouped_scale_slot(p, row, &sfa0, &stride);
-  QuantRow<T, kIn> src;  // read only by active rows (their loads are predicated off otherwise)
-  if (active) src = quant_row<T, kIn>(p, row, sp0 == 0 && tl == 0);
-  uint4 raw[QuantRow<T, kIn>::kLoads];
+  QuantRow<T, kIn, kAct> src;  // read only by active rows (their loads are predicated off otherwise)
+  if (active) src = quant_row<T, kIn, kAct>(p, row, sp0 == 0 && tl == 0);
+  uint4 raw[QuantRow<T, kIn, kAct>::kLoads];
   // The same trip count on every lane: the shuffles below need the whole warp.
   for (int64_t i = 0; i < per_team; ++i) {
     const int64_t sp = sp0 + i;
@@ -222,63 +249,72 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
     float m = 0.0f;
     if (one_vector) {
       src.fetch(v0 + tl, mine, raw);
-      src.convert(p.act, raw, f);
+      src.convert(raw, f);
       if (mine) m = fold_amax(m, f);
     } else if (group) {
       for (int64_t v = v0 + tl; v < v1; v += team) {
-        src.load(p.act, v, f);
+        src.load(v, f);
         m = fold_amax(m, f);
       }
     }
     if (group) m = lanes_max(m, team);
     if (!valid) continue;
-    const QuantScale q = group ? QuantScale(dynamic_scale(m)) : tensor_q;
+    const DynamicScale q = group ? DynamicScale(dynamic_scale(m)) : tensor_q;
     if (tl == 0 && grouped_out) {
       p.scales[sfa0 + sp * stride] = q.s;  // span = kFp8ScaleBlock: sp is the block
     } else if (tl == 0 && group) {
       p.scales[row * spans + sp] = q.s;
     }
+    const auto store = [&](int64_t v) {
+      if (static_tensor) {
+        store_quantized(p, row, v, f, static_q);
+      } else {
+        store_quantized(p, row, v, f, q);
+      }
+    };
     if (one_vector) {
-      if (mine) store_quantized(p, row, v0 + tl, f, q);
+      if (mine) store(v0 + tl);
       continue;
     }
     for (int64_t v = v0 + tl; v < v1; v += team) {
-      src.load(p.act, v, f);
-      store_quantized(p, row, v, f, q);
+      src.load(v, f);
+      store(v);
     }
   }
 }
 
 // Per-row scales: kRowThreads threads per row (256: a CTA, the row's amax reduced through
-// shared memory, for few rows; 32: a warp, for many), the amax, then the row's values (read
-// twice; a gated activation computed twice). Each pass issues kRowBatch vectors' loads per
-// thread before it uses any: one load at a time made the many-row case latency-bound (a warp
-// per row, 8-28 serial round trips per pass at the bench shapes: 1.1-1.7 TB/s in v22's ncu).
-constexpr int kRowBatch = 4;
-
-template <typename T, int kRowThreads, Fp8QuantIn kIn>
+// shared memory, for few rows; 32: a warp, for many), the amax, then the row's values. Each
+// pass issues a batch of vectors' loads per thread before it uses any (one load at a time
+// made the many-row case latency-bound: 1.1-1.7 TB/s, v22). With a warp per row, a row that
+// fits one batch (x's rows up to 8 x 8 x 32 columns, a gated activation's up to 4 x 8 x 32)
+// is held in registers as T values from the amax to the stores: read once, its activation
+// computed once. Longer rows, and the CTA per row (decode: held rows made M = 1 0.3-0.9 us
+// slower, v24), read the row again (a gated activation computed again).
+template <typename T, int kRowThreads, Fp8QuantIn kIn, GatedAct kAct>
 __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p) {
   static_assert(kRowThreads == 32 || kRowThreads == kQuantThreads, "a warp or the CTA per row");
-  using Row = QuantRow<T, kIn>;
+  using Row = QuantRow<T, kIn, kAct>;
+  constexpr bool kHold = kRowThreads == 32;
+  constexpr int kBatch = Row::kGated || !kHold ? 4 : 8;  // 32 registers of loads (the CTA's: 16 or 32)
   __shared__ float s_max[kQuantThreads / 32];
   const int tid = threadIdx.x % kRowThreads;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (kQuantThreads / kRowThreads) + threadIdx.x / kRowThreads;
   if (row >= live_row_count(p)) return;  // uniform over the row's threads (a warp or the CTA)
   const int64_t vecs = p.cols / kVec;
-  const Row src = quant_row<T, kIn>(p, row, tid == 0);
-  uint4 raw[kRowBatch][Row::kLoads];
-  const auto fetch_batch = [&](int64_t v0) {
-#pragma unroll
-    for (int b = 0; b < kRowBatch; ++b) src.fetch(v0 + b * kRowThreads, v0 + b * kRowThreads < vecs, raw[b]);
-  };
+  const Row src = quant_row<T, kIn, kAct>(p, row, tid == 0);
+  uint4 held[kHold ? kBatch : 1];  // the last batch as T values (the whole row when it fits one batch)
   float f[kVec];
   float m = 0.0f;
-  for (int64_t v0 = tid; v0 < vecs; v0 += kRowBatch * kRowThreads) {
-    fetch_batch(v0);
+  for (int64_t v0 = tid; v0 < vecs; v0 += kBatch * kRowThreads) {
+    uint4 raw[kBatch][Row::kLoads];
 #pragma unroll
-    for (int b = 0; b < kRowBatch; ++b) {
-      src.convert(p.act, raw[b], f);  // vectors past the row are zeros: no effect on the amax
+    for (int b = 0; b < kBatch; ++b) src.fetch(v0 + b * kRowThreads, v0 + b * kRowThreads < vecs, raw[b]);
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      src.convert(raw[b], f);  // vectors past the row are zeros: no effect on the amax
       m = fold_amax(m, f);
+      if constexpr (kHold) held[b] = Row::hold(raw[b], f);
     }
   }
   m = warp_max(m);
@@ -288,7 +324,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
 #pragma unroll
     for (int w = 0; w < kRowThreads / 32; ++w) m = fmaxf(m, s_max[w]);
   }
-  const QuantScale q(dynamic_scale(m));
+  const DynamicScale q(dynamic_scale(m));
   if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {  // the row's scale for each of its blocks
     int64_t sfa0 = 0, stride = 0;
     grouped_scale_slot(p, row, &sfa0, &stride);
@@ -297,12 +333,25 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   } else if (tid == 0) {
     p.scales[row] = q.s;
   }
-  for (int64_t v0 = tid; v0 < vecs; v0 += kRowBatch * kRowThreads) {
-    fetch_batch(v0);
+  if constexpr (kHold) {
+    if (vecs <= kBatch * kRowThreads) {
 #pragma unroll
-    for (int b = 0; b < kRowBatch; ++b) {
+      for (int b = 0; b < kBatch; ++b) {
+        if (tid + b * kRowThreads >= vecs) break;
+        Elem<T>::unpack(held[b], f);
+        store_quantized(p, row, tid + b * kRowThreads, f, q);
+      }
+      return;
+    }
+  }
+  for (int64_t v0 = tid; v0 < vecs; v0 += kBatch * kRowThreads) {
+    uint4 raw[kBatch][Row::kLoads];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) src.fetch(v0 + b * kRowThreads, v0 + b * kRowThreads < vecs, raw[b]);
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
       if (v0 + b * kRowThreads >= vecs) break;
-      src.convert(p.act, raw[b], f);
+      src.convert(raw[b], f);
       store_quantized(p, row, v0 + b * kRowThreads, f, q);
     }
   }
@@ -613,7 +662,7 @@ bool valid_input(const Fp8QuantParams& p) {
   return false;
 }
 
-template <typename T, Fp8QuantIn kIn>
+template <typename T, Fp8QuantIn kIn, GatedAct kAct>
 cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stream) {
   constexpr int64_t kMaxBlocks = 0x7fffffff;
   // Threads the H100/H200 hold at once (132 SMs x 2048): the mappings below spread a few rows
@@ -624,8 +673,8 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
     const int64_t blocks = cta_per_row ? p.rows : (p.rows + kQuantThreads / 32 - 1) / (kQuantThreads / 32);
     if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
     const unsigned grid = static_cast<unsigned>(blocks);
-    cta_per_row ? fp8_quantize_rows_kernel<T, kQuantThreads, kIn><<<grid, kQuantThreads, 0, stream>>>(p)
-                : fp8_quantize_rows_kernel<T, 32, kIn><<<grid, kQuantThreads, 0, stream>>>(p);
+    cta_per_row ? fp8_quantize_rows_kernel<T, kQuantThreads, kIn, kAct><<<grid, kQuantThreads, 0, stream>>>(p)
+                : fp8_quantize_rows_kernel<T, 32, kIn, kAct><<<grid, kQuantThreads, 0, stream>>>(p);
     return cudaGetLastError();
   }
   // Spans: the groups, or 128 columns per span for a per-tensor scale (kE4M3Grouped's block).
@@ -638,16 +687,26 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
   const int64_t teams_per_cta = kQuantThreads / 32 * (32 / team);
   const int64_t blocks = (teams + teams_per_cta - 1) / teams_per_cta;
   if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
-  fp8_quantize_spans_kernel<T, kIn><<<static_cast<unsigned>(blocks), kQuantThreads, 0, stream>>>(p, span, team, per_team);
+  fp8_quantize_spans_kernel<T, kIn, kAct><<<static_cast<unsigned>(blocks), kQuantThreads, 0, stream>>>(p, span, team,
+                                                                                                      per_team);
   return cudaGetLastError();
 }
 
 template <typename T>
 cudaError_t launch_fp8_quantize_view(const Fp8QuantParams& p, cudaStream_t stream) {
   switch (p.in_kind) {
-    case Fp8QuantIn::kRows: return launch_fp8_quantize_typed<T, Fp8QuantIn::kRows>(p, stream);
-    case Fp8QuantIn::kGatherTokens: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatherTokens>(p, stream);
-    case Fp8QuantIn::kGatedAct: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct>(p, stream);
+    // The plain views have no activation: one instantiation (kSilu, unused).
+    case Fp8QuantIn::kRows: return launch_fp8_quantize_typed<T, Fp8QuantIn::kRows, GatedAct::kSilu>(p, stream);
+    case Fp8QuantIn::kGatherTokens:
+      return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatherTokens, GatedAct::kSilu>(p, stream);
+    case Fp8QuantIn::kGatedAct:
+      switch (p.act) {
+        case GatedAct::kSilu: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kSilu>(p, stream);
+        case GatedAct::kGelu: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kGelu>(p, stream);
+        case GatedAct::kGeluTanh:
+          return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kGeluTanh>(p, stream);
+      }
+      return cudaErrorInvalidValue;
   }
   return cudaErrorInvalidValue;
 }

@@ -13,19 +13,42 @@
 
 namespace fusedmoe::kernels {
 
-/// A span's scale s, for v / s without a division per value: v and s are first scaled by
-/// k = 2^(127 - s's exponent) (exact), so that s * k lies in [1, 2) (subnormal s: below) and
-/// its reciprocal r never overflows; then q = (v k) r and one Markstein step with the exact
-/// remainder fma(-q, s k, v k). Six instructions where div.rn.f32 took a dozen and a
-/// slow-path branch, once per value, and made the many-row quantizer issue-bound (PERF.md
-/// v23). q is clamped to +-2^100 before the step: where v k r overflows (a static scale far
-/// below |v| / 448) inf - inf would give NaN, while the clamped quotient saturates to +-448
-/// as the division's does; a NaN v stays NaN through the remainder. The CPU tests check the
-/// e4m3 codes against the division's for every value and scale, and the quotient bit for bit
-/// away from underflow (the step gives +0 for -0).
-struct QuantScale {
+/// A span's scale s, for v / s without a division per value (div.rn.f32 took a dozen
+/// instructions and a slow-path branch per value and made the many-row quantizer
+/// issue-bound, PERF.md v23). Two forms; the CPU tests check both against the division: the
+/// e4m3 codes for every value in their range, the quotients bit for bit away from underflow
+/// (e4m3's code is 0 there anyway; the step gives +0 for -0).
+
+/// The smallest dynamic scale (amax / 448 below it takes it: docs/FORMATS.md). DynamicScale
+/// needs s >= 2^-91: wherever |v / s| >= 2^-11 (e4m3's code is 0 below the tie at 2^-10, also
+/// off by an ulp), v >= 2^-102, so the remainder fma(-q, s, v) is exact; below, it can fall
+/// under the float subnormals and the step pulls q an ulp off (the CPU test found it at s =
+/// 4e-38). 2^-64 is far below any real activation's scale.
+constexpr float kFp8MinDynamicScale = 0x1p-64f;
+
+/// A dynamic scale: s >= kFp8MinDynamicScale and every value of the span at most 448 s (1 +
+/// 2^-20) in magnitude, so that v r cannot overflow: fp8.cu's dynamic_scale over values of at
+/// most amax. q = v r (r = 1 / s) and one Markstein step with the exact remainder fma(-q, s,
+/// v): three instructions.
+struct DynamicScale {
+  float s, r;
+  FUSEDMOE_FP8_HD explicit DynamicScale(float scale) : s(scale), r(1.0f / scale) {}
+  FUSEDMOE_FP8_HD float divide(float v) const {
+    const float q = v * r;
+    return fmaf(fmaf(-q, s, v), r, q);
+  }
+};
+
+/// A static scale: any positive finite s and any v. v and s are first scaled by k = 2^(127 -
+/// s's exponent) (exact), so that s k lies in [1, 2) (subnormal s: below) and its reciprocal
+/// never overflows; then q = (v k) rk, clamped to +-2^100 before the step: where v k rk
+/// overflows (s far below |v| / 448) inf - inf would give NaN, while the clamped quotient
+/// saturates to +-448 as the division's does. Six instructions, which cost the per-tensor
+/// and block layers 1-5% at prefill where they served the dynamic scales too (v24); a NaN v
+/// stays NaN through the remainder.
+struct StaticScale {
   float s, k, sk, rk;
-  FUSEDMOE_FP8_HD explicit QuantScale(float scale) : s(scale) {
+  FUSEDMOE_FP8_HD explicit StaticScale(float scale) : s(scale) {
     const int e = static_cast<int>(bits(scale) >> 23 & 0xffu);
     k = ldexpf(1.0f, 127 - e);
     sk = scale * k;

@@ -175,8 +175,8 @@ cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t
 enum class Fp8QuantIn { kRows, kGatherTokens, kGatedAct };
 
 /// fp8_quantize: q = e4m3(v / s) (round to nearest even, saturating at +-448) per row of
-/// `in` [rows, cols] (rows past *live_rows, when given, are skipped), s = amax / 448 (1 for
-/// an all-zero span) over the span the kind says, or the static scale. Output:
+/// `in` [rows, cols] (rows past *live_rows, when given, are skipped), s = max(amax / 448,
+/// 2^-64) (1 for an all-zero span) over the span the kind says, or the static scale. Output:
 ///  - kF16Values (fp8_gemv): out [rows, cols] fp16 holding the e4m3 values exactly; scales
 ///    [rows] (kRow), [rows, ceil(cols / group)] (kGroup) or scales[0] (kTensor).
 ///  - kE4M3Grouped (sm90_fp8_grouped_gemm): out [rows, cols] e4m3 bytes, rows sorted by

@@ -3,6 +3,7 @@
 // alignment, grouping or sampling. Every precision, routing variant and edge shape.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "fusedmoe_ref/numeric.h"
@@ -40,7 +41,7 @@ void quantize_rows(const QuantParams& q, float static_scale, std::vector<double>
   auto amax_scale = [](const double* v, int64_t len) {
     double a = 0;
     for (int64_t i = 0; i < len; ++i) a = std::max(a, std::fabs(v[i]));
-    return a > 0 ? static_cast<float>(a) / 448.0f : 1.0f;
+    return a > 0 ? std::max(static_cast<float>(a) / 448.0f, 0x1p-64f) : 1.0f;
   };
   if (q.act_quant == ActQuant::kPerTensorStatic) {
     quant_span(rows->data(), static_cast<int64_t>(rows->size()), static_scale);

@@ -130,11 +130,25 @@ TEST(NumericFP8, AllCodesRoundTripAndRandomNearest) {
 }
 
 // The GPU quantizers' v / s (kernels/fp8_divide.h, the same code on the host): the division's
-// e4m3 code for every value and scale (a zero's sign aside), and its quotient exactly
-// away from underflow and below the clamp. Finite scales from 2^-140 to 2^128, values from
-// 2^-150 to 2^127, zeros, infinities and NaN (subnormal and huge scales: the prescale).
-TEST(NumericFP8, QuantizerDivisionMatchesTheDivision) {
-  using kernels::QuantScale;
+// e4m3 code for every value and scale (a zero's sign aside), and its quotient exactly away
+// from underflow (|v / s| >= 2^-100: the step's remainder is exact; e4m3's code is 0 below
+// 2^-10 anyway) and, for the static form, below its clamp.
+void expect_division(float v, float s, float got, bool check_quotient, int64_t* exact) {
+  const float want = v / s;
+  const uint8_t code = float_to_fp8e4m3(got), want_code = float_to_fp8e4m3(want);
+  // A zero may come out with the other sign (-0 through the remainder step is +0): the same
+  // operand for the GEMM.
+  ASSERT_TRUE(code == want_code || ((code & 0x7f) == 0 && (want_code & 0x7f) == 0)) << "v " << v << " s " << s;
+  if (check_quotient && std::fabs(want) >= 0x1p-100f) {
+    ASSERT_TRUE(got == want || (std::isnan(got) && std::isnan(want)))
+        << "v " << v << " s " << s << " got " << got << " want " << want;
+    ++*exact;
+  }
+}
+
+// StaticScale: finite scales from 2^-140 to 2^128, values from 2^-150 to 2^127, zeros,
+// infinities and NaN (subnormal and huge scales: the prescale; quotients past 2^128: the clamp).
+TEST(NumericFP8, StaticScaleDivisionMatchesTheDivision) {
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> scales = {1.0f, 448.0f, 1.0f / 448, 0x1p-120f, 0x1p120f, 0x1.fffffep-121f, 0x1p-126f,
                                0x1p-149f, 3.0e38f, std::numeric_limits<float>::max()};
@@ -148,30 +162,50 @@ TEST(NumericFP8, QuantizerDivisionMatchesTheDivision) {
   }
   int64_t exact = 0;
   for (const float s : scales) {
-    const QuantScale q(s);
+    const kernels::StaticScale q(s);
     for (const float v : values) {
-      const float want = v / s, got = q.divide(v);
-      const uint8_t code = float_to_fp8e4m3(got), want_code = float_to_fp8e4m3(want);
-      // A zero may come out with the other sign (-0 through the remainder step is +0): the
-      // same operand for the GEMM.
-      ASSERT_TRUE(code == want_code || ((code & 0x7f) == 0 && (want_code & 0x7f) == 0))
-          << "v " << v << " s " << s;
-      // Away from underflow (|v / s| >= 2^-100: the step's remainder is exact; e4m3's code is 0
-      // below 2^-10 anyway) and below the clamp.
-      if (std::fabs(want) >= 0x1p-100f && std::fabs(want) <= 0x1p100f) {
-        ASSERT_TRUE(got == want || (std::isnan(got) && std::isnan(want)))
-            << "v " << v << " s " << s << " got " << got << " want " << want;
-        ++exact;
-      }
+      expect_division(v, s, q.divide(v), std::fabs(v / s) <= 0x1p100f, &exact);
+      if (testing::Test::HasFatalFailure()) return;
     }
   }
   EXPECT_GT(exact, 10000);
-  // Dynamic scales (amax / 448) with every value of the span at most amax in magnitude: the
-  // quotients the quantizer sees, 200k of them, bit for bit.
+}
+
+// DynamicScale over its range: every scale a dynamic one can be (amax / 448 at least
+// kFp8MinDynamicScale, amax up to the largest float) with values of at most amax in magnitude,
+// including amax itself, its neighbour below, zeros, subnormals and NaN; and 200k random
+// draws. Quotients bit for bit where v >= 2^-102 (below, the remainder may be inexact: e4m3's
+// code is 0 there, as the code check shows).
+TEST(NumericFP8, DynamicScaleDivisionMatchesTheDivision) {
+  Rng rng(24);
+  const float floor = kernels::kFp8MinDynamicScale;
+  std::vector<float> amaxes = {448.0f, 1.0f, floor * 448, floor * 448 * 1.5f, floor, 0x1p-100f, 0x1p-126f,
+                               std::numeric_limits<float>::max(), std::nextafter(std::numeric_limits<float>::max(), 0.0f)};
+  for (int i = 0; i < 64; ++i) amaxes.push_back(static_cast<float>(std::exp2(rng.uniform(-130, 127.9))));
+  int64_t exact = 0;
+  for (const float amax : amaxes) {
+    const float s = std::fmax(amax / 448.0f, floor);
+    const kernels::DynamicScale q(s);
+    std::vector<float> values = {amax, -amax, std::nextafter(amax, 0.0f), 0.0f, -0.0f, 0x1p-149f, std::nanf(""),
+                                 amax / 3, amax * 0x1p-12f};
+    for (int i = 0; i < 256; ++i) values.push_back(static_cast<float>(rng.uniform(-1, 1)) * amax);
+    // Next to e4m3's rounding ties (subnormal 2^-10 and 3 x 2^-10, normal 1.0625 and 272):
+    // where a quotient an ulp off would change the code.
+    for (const float tie : {0x1p-10f, 0x3p-10f, 1.0625f, 272.0f}) {
+      const float v = tie * s;
+      if (v > amax) continue;
+      for (const float w : {v, std::nextafter(v, 0.0f), std::nextafter(v, amax), -v}) values.push_back(w);
+    }
+    for (const float v : values) {
+      expect_division(v, s, q.divide(v), std::fabs(v) >= 0x1p-102f, &exact);
+      if (testing::Test::HasFatalFailure()) return;
+    }
+  }
+  EXPECT_GT(exact, 10000);
   for (int i = 0; i < 200000; ++i) {
     const float amax = static_cast<float>(std::exp2(rng.uniform(-30, 30)));
     const float v = static_cast<float>(rng.uniform(-1, 1)) * amax;
-    const QuantScale q(amax / 448.0f);
+    const kernels::DynamicScale q(amax / 448.0f);
     const float want = v / q.s, got = q.divide(v);
     ASSERT_TRUE(got == want) << "v " << v << " amax " << amax << " got " << got << " want " << want;
   }

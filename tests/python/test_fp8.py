@@ -21,10 +21,10 @@ def e4m3(v):
 
 
 def fake_quant(v, mode, group=128, static=None):
-    """q * s of v [rows, cols] (float64) under an activation mode; s = fp32 amax / 448."""
+    """q * s of v [rows, cols] (float64) under an activation mode; s = fp32 amax / 448 (at least 2^-64)."""
     def scale(amax):
         s = amax.float() / E4M3_MAX
-        return torch.where(s > 0, s, torch.ones_like(s))
+        return torch.where(s > 0, s.clamp(min=2.0**-64), torch.ones_like(s))
 
     v32 = v.float()
     if mode == "per_tensor_static":

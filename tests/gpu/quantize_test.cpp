@@ -1,0 +1,196 @@
+// GPU machine only (label gpu): the FP8 activation quantizer (kernels/fp8.cu) against the
+// reference's rounding, bit for bit: every value's e4m3 code is e4m3(v / s) with the fp32
+// division, and every scale is the reference's (amax / 448 at least 2^-64, 1 for a zero
+// span, or the static scale). The layer tests compare outputs within a tolerance, where a
+// wrong code in a tiny row or a wrong scale floor would not show. Rows span the magnitudes a
+// span can have (zero, bf16 subnormals, amaxes below 448 x 2^-64, huge, an outlier among
+// small values), on each kernel: the per-row one with a CTA per row (few rows) and a warp per
+// row (many: rows held in registers or read twice), the span kernel for groups and per-tensor
+// scales, and static scales from a subnormal one to 1e20.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "fusedmoe/build_info.h"
+#include "fusedmoe_ref/numeric.h"
+#include "fusedmoe_ref/random.h"
+#include "kernels/launch.h"
+
+namespace fusedmoe {
+namespace {
+
+using kernels::ElemType;
+using kernels::Fp8ActScale;
+
+#define CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
+
+bool have_hopper() {
+  if (device_count() == 0) return false;
+  DeviceInfo d;
+  return device_info(0, &d).ok() && d.cc_major == 9 && d.kernels_run;
+}
+
+template <typename T>
+struct DeviceBuffer {
+  T* p = nullptr;
+  explicit DeviceBuffer(size_t n) { EXPECT_EQ(cudaMalloc(&p, (n > 0 ? n : 1) * sizeof(T)), cudaSuccess); }
+  ~DeviceBuffer() { cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+// Row r's magnitude by r % 8 (bf16; fp16 keeps the classes inside its range).
+float row_magnitude(int64_t r, ElemType elem) {
+  static const float kBf16[8] = {1.0f, 0.0f, 1e-37f, 1e-39f, 1e30f, 3e37f, -1.0f, 0x1p-100f};
+  static const float kFp16[8] = {1.0f, 0.0f, 1e-6f, 3e-7f, 1e3f, 1e2f, -1.0f, 0x1p-12f};
+  return (elem == ElemType::kBF16 ? kBf16 : kFp16)[r % 8];
+}
+
+struct Matrix {
+  ElemType elem;
+  int64_t rows, cols;
+  std::vector<uint16_t> bits;
+  float value(int64_t i) const {
+    return elem == ElemType::kBF16 ? ref::bf16_to_float(bits[i]) : ref::fp16_to_float(bits[i]);
+  }
+};
+
+Matrix make_matrix(ElemType elem, int64_t rows, int64_t cols, uint64_t seed) {
+  Matrix m{elem, rows, cols, std::vector<uint16_t>(static_cast<size_t>(rows * cols))};
+  ref::Rng rng(seed);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float mag = row_magnitude(r, elem);
+    for (int64_t c = 0; c < cols; ++c) {
+      // Class 6: small values around one large outlier per row.
+      float v = mag < 0 ? (c == (r * 7) % cols ? 1e3f : static_cast<float>(rng.normal()) * 1e-3f)
+                        : static_cast<float>(rng.normal()) * mag;
+      if (elem == ElemType::kFP16) v = std::fmax(std::fmin(v, 6e4f), -6e4f);
+      m.bits[r * cols + c] = elem == ElemType::kBF16 ? ref::float_to_bf16(v) : ref::float_to_fp16(v);
+    }
+  }
+  return m;
+}
+
+float reference_dynamic_scale(float amax) {
+  const float s = amax / 448.0f;
+  return s > 0.0f ? std::fmax(s, 0x1p-64f) : 1.0f;
+}
+
+struct QuantCase {
+  ElemType elem = ElemType::kBF16;
+  int64_t rows = 0, cols = 0;
+  Fp8ActScale kind = Fp8ActScale::kRow;
+  int32_t group = 128;
+  bool static_scale = false;
+  float scale = 1.0f;  // static
+  std::string describe() const {
+    static const char* kKinds[3] = {"tensor", "row", "group"};
+    return std::string(elem == ElemType::kBF16 ? "bf16" : "fp16") + " rows " + std::to_string(rows) + " cols " +
+           std::to_string(cols) + " " + kKinds[static_cast<int>(kind)] +
+           (kind == Fp8ActScale::kGroup ? " group " + std::to_string(group) : "") +
+           (static_scale ? " static " + std::to_string(scale) : "");
+  }
+};
+
+void check_quantizer(const QuantCase& c, uint64_t seed) {
+  SCOPED_TRACE(c.describe());
+  const Matrix x = make_matrix(c.elem, c.rows, c.cols, seed);
+  const int64_t n = c.rows * c.cols;
+  const int64_t spans_per_row = c.kind == Fp8ActScale::kGroup ? (c.cols + c.group - 1) / c.group : 1;
+  const int64_t n_scales = c.kind == Fp8ActScale::kTensor ? 1 : c.rows * spans_per_row;
+  DeviceBuffer<uint16_t> in(n), out(n);
+  DeviceBuffer<float> scales(n_scales), amax(1), tensor_scale(1);
+  CUDA_OK(cudaMemcpy(in.p, x.bits.data(), n * sizeof(uint16_t), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemset(out.p, 0x7f, n * sizeof(uint16_t)));  // poisoned: fp16 NaN
+  CUDA_OK(cudaMemset(scales.p, 0xff, n_scales * sizeof(float)));
+  CUDA_OK(cudaMemcpy(tensor_scale.p, &c.scale, sizeof(float), cudaMemcpyHostToDevice));
+
+  kernels::Fp8QuantParams p;
+  p.elem = c.elem;
+  p.in = in.p;
+  p.rows = c.rows;
+  p.cols = c.cols;
+  p.kind = c.kind;
+  p.group = c.group;
+  p.out = out.p;
+  p.scales = scales.p;
+  if (c.kind == Fp8ActScale::kTensor && c.static_scale) p.tensor_scale = tensor_scale.p;
+  if (c.kind == Fp8ActScale::kTensor && !c.static_scale) {
+    CUDA_OK(kernels::launch_fp8_amax(c.elem, in.p, c.rows, c.cols, nullptr, amax.p, nullptr));
+    p.amax = amax.p;
+  }
+  CUDA_OK(kernels::launch_fp8_quantize(p, nullptr));
+  CUDA_OK(cudaDeviceSynchronize());
+  std::vector<uint16_t> got(static_cast<size_t>(n));
+  std::vector<float> got_scales(static_cast<size_t>(n_scales));
+  CUDA_OK(cudaMemcpy(got.data(), out.p, n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(got_scales.data(), scales.p, n_scales * sizeof(float), cudaMemcpyDeviceToHost));
+
+  // The reference's scales: per span, in fp32 (|v| of a bf16/fp16 value is exact in fp32).
+  std::vector<float> want_scales(static_cast<size_t>(n_scales));
+  if (c.kind == Fp8ActScale::kTensor) {
+    float a = 0.0f;
+    for (int64_t i = 0; i < n; ++i) a = std::fmax(a, std::fabs(x.value(i)));
+    want_scales[0] = c.static_scale ? c.scale : reference_dynamic_scale(a);
+  } else {
+    const int64_t span = c.kind == Fp8ActScale::kGroup ? c.group : c.cols;
+    for (int64_t r = 0; r < c.rows; ++r) {
+      for (int64_t sp = 0; sp < spans_per_row; ++sp) {
+        float a = 0.0f;
+        for (int64_t k = sp * span; k < std::min(c.cols, (sp + 1) * span); ++k) {
+          a = std::fmax(a, std::fabs(x.value(r * c.cols + k)));
+        }
+        want_scales[r * spans_per_row + sp] = reference_dynamic_scale(a);
+      }
+    }
+  }
+  for (int64_t i = 0; i < n_scales; ++i) {
+    ASSERT_EQ(ref::float_bits(got_scales[i]), ref::float_bits(want_scales[i]))
+        << "scale " << i << ": got " << got_scales[i] << " want " << want_scales[i];
+  }
+  int64_t nonzero = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = i / c.cols, k = i % c.cols;
+    const float s = c.kind == Fp8ActScale::kTensor ? want_scales[0]
+                    : c.kind == Fp8ActScale::kRow  ? want_scales[r]
+                                                   : want_scales[r * spans_per_row + k / c.group];
+    const float v = x.value(i);
+    const float want = ref::fp8e4m3_to_float(ref::float_to_fp8e4m3(v / s));
+    const float have = ref::fp16_to_float(got[i]);
+    // As floats: a zero of either sign is the same operand for the GEMM.
+    ASSERT_TRUE(have == want) << "row " << r << " col " << k << ": v " << v << " s " << s << " got " << have
+                              << " want " << want;
+    nonzero += want != 0.0f;
+  }
+  EXPECT_GT(nonzero, 0);
+}
+
+TEST(Fp8Quantize, CodesAndScalesMatchTheReferenceBitForBit) {
+  if (!have_hopper()) GTEST_SKIP() << "needs an sm_90 GPU (none found, or this build's kernels do not load)";
+  uint64_t seed = 1;
+  for (ElemType elem : {ElemType::kBF16, ElemType::kFP16}) {
+    // Per-row: a CTA per row (8 rows: one pass over 7168 columns, 1000 columns partial) and a
+    // warp per row (1536 rows: held rows of 256, 1000 and 2048 columns, read twice at 4096).
+    for (int64_t cols : {7168, 1000}) check_quantizer({elem, 8, cols, Fp8ActScale::kRow}, seed++);
+    for (int64_t cols : {256, 1000, 2048, 4096}) check_quantizer({elem, 1536, cols, Fp8ActScale::kRow}, seed++);
+    // Groups: 128 (one vector per lane), 64, and a partial last group (1000 columns).
+    check_quantizer({elem, 8, 7168, Fp8ActScale::kGroup, 128}, seed++);
+    check_quantizer({elem, 1536, 1000, Fp8ActScale::kGroup, 128}, seed++);
+    check_quantizer({elem, 1536, 2048, Fp8ActScale::kGroup, 64}, seed++);
+    // Per-tensor: dynamic (the amax kernel first), and static scales.
+    check_quantizer({elem, 8, 7168, Fp8ActScale::kTensor}, seed++);
+    check_quantizer({elem, 1536, 2048, Fp8ActScale::kTensor}, seed++);
+    for (float s : {1e-40f, 0x1p-126f, 1e-30f, 0.37f, 1e20f}) {
+      check_quantizer({elem, 1536, 1000, Fp8ActScale::kTensor, 128, true, s}, seed++);
+    }
+    if (testing::Test::HasFatalFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace fusedmoe
