@@ -6,7 +6,9 @@
 // span can have (zero, bf16 subnormals, amaxes below 448 x 2^-64, huge, an outlier among
 // small values), on each kernel: the per-row one with a CTA per row (few rows) and a warp per
 // row (many: rows held in registers or read twice), the span kernel for groups and per-tensor
-// scales, and static scales from a subnormal one to 1e20.
+// scales, and static scales from a subnormal one to 1e20. First run on the H200 (74800b6): every
+// code and scale equal (its one failure was this file's 1e20 static scale on fp16 values,
+// where every code is 0).
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -167,7 +169,7 @@ void check_quantizer(const QuantCase& c, uint64_t seed) {
                               << " want " << want;
     nonzero += want != 0.0f;
   }
-  EXPECT_GT(nonzero, 0);
+  EXPECT_GT(nonzero, 0);  // the case tests something
 }
 
 TEST(Fp8Quantize, CodesAndScalesMatchTheReferenceBitForBit) {
@@ -185,7 +187,8 @@ TEST(Fp8Quantize, CodesAndScalesMatchTheReferenceBitForBit) {
     // Per-tensor: dynamic (the amax kernel first), and static scales.
     check_quantizer({elem, 8, 7168, Fp8ActScale::kTensor}, seed++);
     check_quantizer({elem, 1536, 2048, Fp8ActScale::kTensor}, seed++);
-    for (float s : {1e-40f, 0x1p-126f, 1e-30f, 0.37f, 1e20f}) {
+    // Up to 1e20 in bf16; fp16 values end at 6e4, so its largest static scale is 100.
+    for (float s : {1e-40f, 0x1p-126f, 1e-30f, 0.37f, elem == ElemType::kBF16 ? 1e20f : 100.0f}) {
       check_quantizer({elem, 1536, 1000, Fp8ActScale::kTensor, 128, true, s}, seed++);
     }
     if (testing::Test::HasFatalFailure()) return;
