@@ -789,6 +789,10 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
   ep.ep_half = true;  // half the experts on other GPUs: the intermediate's live rows only
   run_fp8_case(ep, fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic));
+  run_fp8_case(ep, channel);  // per-token x: the rows of the local pairs only
+  GpuCase ep_one = custom(40, 16, 512, 256, 1, "uniform");
+  ep_one.ep_half = true;  // topk 1: about half the tokens have no local pair
+  run_fp8_case(ep_one, channel);
   run_fp8_case(custom(13, 16, 1024, 512, 2, "softmax_topk"), fp8_quant(WeightFormat::kFP8PerChannel,
                                                                         ActQuant::kPerTensorStatic));
   run_fp8_case(custom(13, 16, 1024, 512, 2, "softmax_topk"), fp8_quant(WeightFormat::kFP8PerTensor,
