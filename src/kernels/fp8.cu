@@ -304,12 +304,15 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   const int64_t vecs = p.cols / kVec;
   const Row src = quant_row<T, kIn, kAct>(p, row, tid == 0);
   uint4 held[kHold ? kBatch : 1];  // the last batch as T values (the whole row when it fits one batch)
+  const auto fetch_batch = [&](int64_t v0, uint4(&raw)[kBatch][Row::kLoads]) {
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) src.fetch(v0 + b * kRowThreads, v0 + b * kRowThreads < vecs, raw[b]);
+  };
   float f[kVec];
   float m = 0.0f;
   for (int64_t v0 = tid; v0 < vecs; v0 += kBatch * kRowThreads) {
     uint4 raw[kBatch][Row::kLoads];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) src.fetch(v0 + b * kRowThreads, v0 + b * kRowThreads < vecs, raw[b]);
+    fetch_batch(v0, raw);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       src.convert(raw[b], f);  // vectors past the row are zeros: no effect on the amax
@@ -346,8 +349,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   }
   for (int64_t v0 = tid; v0 < vecs; v0 += kBatch * kRowThreads) {
     uint4 raw[kBatch][Row::kLoads];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) src.fetch(v0 + b * kRowThreads, v0 + b * kRowThreads < vecs, raw[b]);
+    fetch_batch(v0, raw);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       if (v0 + b * kRowThreads >= vecs) break;
