@@ -46,8 +46,12 @@ __device__ __forceinline__ float dynamic_scale(float amax) {
   return s > 0.0f ? fmaxf(s, kFp8MinDynamicScale) : 1.0f;
 }
 
-// |v| as bits that order like the values (non-negative floats), for atomicMax.
-__device__ __forceinline__ unsigned int abs_bits(float v) { return __float_as_uint(fabsf(v)); }
+// |v| as bits that order like the values (non-negative floats), for atomicMax; 0 for NaN,
+// which the amax skips as fmaxf (the other quantizers) and the reference do.
+__device__ __forceinline__ unsigned int abs_bits(float v) {
+  const unsigned int u = __float_as_uint(fabsf(v));
+  return u > 0x7f800000u ? 0u : u;
+}
 
 template <typename T>
 __global__ void fp8_amax_kernel(const T* in, int64_t rows, int64_t cols, const int64_t* live_rows,

@@ -15,9 +15,12 @@ namespace fusedmoe::kernels {
 
 /// A span's scale s, for v / s without a division per value (div.rn.f32 took a dozen
 /// instructions and a slow-path branch per value and made the many-row quantizer
-/// issue-bound, PERF.md v23). Two forms; the CPU tests check both against the division: the
-/// e4m3 codes for every value in their range, the quotients bit for bit away from underflow
-/// (e4m3's code is 0 there anyway; the step gives +0 for -0).
+/// issue-bound, PERF.md v23). Two forms, each a first quotient and one Markstein correction.
+/// That the correction lands on the division's rounding is checked, not proven (q = v r is
+/// within about 1.5 ulp of v / s, past the 1 ulp of the textbook argument): the CPU tests
+/// compare both forms with the division, the e4m3 codes for every value in their range and
+/// the quotients bit for bit away from underflow (e4m3's code is 0 there anyway; the step gives
+/// +0 for -0), on targeted values (e4m3's rounding ties) and 200k random ones.
 
 /// The smallest dynamic scale (amax / 448 below it takes it: docs/FORMATS.md). DynamicScale
 /// needs s >= 2^-91: wherever |v / s| >= 2^-11 (e4m3's code is 0 below the tie at 2^-10, also
@@ -28,14 +31,16 @@ constexpr float kFp8MinDynamicScale = 0x1p-64f;
 
 /// A dynamic scale: s >= kFp8MinDynamicScale and every value of the span at most 448 s (1 +
 /// 2^-20) in magnitude, so that v r cannot overflow: fp8.cu's dynamic_scale over values of at
-/// most amax. q = v r (r = 1 / s) and one Markstein step with the exact remainder fma(-q, s,
-/// v): three instructions.
+/// most amax. q = v r (r = 1 / s) and one Markstein step with the exact remainder fma(-q, sr,
+/// v): three instructions. sr is s, or the largest float for s = inf (a span holding an
+/// infinity): there r = 0, and the remainder with s itself would be 0 * inf = NaN for every
+/// finite value, where the division gives 0 (the infinity itself gives NaN either way).
 struct DynamicScale {
-  float s, r;
-  FUSEDMOE_FP8_HD explicit DynamicScale(float scale) : s(scale), r(1.0f / scale) {}
+  float s, r, sr;
+  FUSEDMOE_FP8_HD explicit DynamicScale(float scale) : s(scale), r(1.0f / scale), sr(fminf(scale, 0x1.fffffep127f)) {}
   FUSEDMOE_FP8_HD float divide(float v) const {
     const float q = v * r;
-    return fmaf(fmaf(-q, s, v), r, q);
+    return fmaf(fmaf(-q, sr, v), r, q);
   }
 };
 

@@ -172,15 +172,16 @@ TEST(NumericFP8, StaticScaleDivisionMatchesTheDivision) {
 }
 
 // DynamicScale over its range: every scale a dynamic one can be (amax / 448 at least
-// kFp8MinDynamicScale, amax up to the largest float) with values of at most amax in magnitude,
-// including amax itself, its neighbour below, zeros, subnormals and NaN; and 200k random
-// draws. Quotients bit for bit where v >= 2^-102 (below, the remainder may be inexact: e4m3's
+// kFp8MinDynamicScale, amax up to the largest float, and infinity: a span holding one, where
+// every finite value gives 0) with values of at most amax in magnitude, including amax
+// itself, its neighbour below, zeros, subnormals and NaN; and 200k random draws. Quotients bit for bit where v >= 2^-102 (below, the remainder may be inexact: e4m3's
 // code is 0 there, as the code check shows).
 TEST(NumericFP8, DynamicScaleDivisionMatchesTheDivision) {
   Rng rng(24);
   const float floor = kernels::kFp8MinDynamicScale;
   std::vector<float> amaxes = {448.0f, 1.0f, floor * 448, floor * 448 * 1.5f, floor, 0x1p-100f, 0x1p-126f,
-                               std::numeric_limits<float>::max(), std::nextafter(std::numeric_limits<float>::max(), 0.0f)};
+                               std::numeric_limits<float>::max(), std::nextafter(std::numeric_limits<float>::max(), 0.0f),
+                               std::numeric_limits<float>::infinity()};
   for (int i = 0; i < 64; ++i) amaxes.push_back(static_cast<float>(std::exp2(rng.uniform(-130, 127.9))));
   int64_t exact = 0;
   for (const float amax : amaxes) {
@@ -189,6 +190,7 @@ TEST(NumericFP8, DynamicScaleDivisionMatchesTheDivision) {
     std::vector<float> values = {amax, -amax, std::nextafter(amax, 0.0f), 0.0f, -0.0f, 0x1p-149f, std::nanf(""),
                                  amax / 3, amax * 0x1p-12f};
     for (int i = 0; i < 256; ++i) values.push_back(static_cast<float>(rng.uniform(-1, 1)) * amax);
+    if (std::isinf(amax)) values.insert(values.end(), {1.0f, -3.0f, 1e30f});  // finite values: 0
     // Next to e4m3's rounding ties (subnormal 2^-10 and 3 x 2^-10, normal 1.0625 and 272):
     // where a quotient an ulp off would change the code.
     for (const float tie : {0x1p-10f, 0x3p-10f, 1.0625f, 272.0f}) {

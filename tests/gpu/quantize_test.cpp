@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,9 @@ struct Matrix {
   }
 };
 
-Matrix make_matrix(ElemType elem, int64_t rows, int64_t cols, uint64_t seed) {
+// specials: a NaN in row 0 (the amaxes skip it) and an infinity in row 6 (its span's scale is
+// infinite: every finite value of the span gives 0, the infinity NaN).
+Matrix make_matrix(ElemType elem, int64_t rows, int64_t cols, uint64_t seed, bool specials) {
   Matrix m{elem, rows, cols, std::vector<uint16_t>(static_cast<size_t>(rows * cols))};
   ref::Rng rng(seed);
   for (int64_t r = 0; r < rows; ++r) {
@@ -74,6 +77,11 @@ Matrix make_matrix(ElemType elem, int64_t rows, int64_t cols, uint64_t seed) {
       if (elem == ElemType::kFP16) v = std::fmax(std::fmin(v, 6e4f), -6e4f);
       m.bits[r * cols + c] = elem == ElemType::kBF16 ? ref::float_to_bf16(v) : ref::float_to_fp16(v);
     }
+  }
+  if (specials && rows > 6 && cols > 5) {
+    const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+    m.bits[3] = elem == ElemType::kBF16 ? ref::float_to_bf16(nan) : ref::float_to_fp16(nan);
+    m.bits[6 * cols + 5] = elem == ElemType::kBF16 ? ref::float_to_bf16(inf) : ref::float_to_fp16(inf);
   }
   return m;
 }
@@ -90,18 +98,19 @@ struct QuantCase {
   int32_t group = 128;
   bool static_scale = false;
   float scale = 1.0f;  // static
+  bool specials = false;  // a NaN and an infinity (make_matrix)
   std::string describe() const {
     static const char* kKinds[3] = {"tensor", "row", "group"};
     return std::string(elem == ElemType::kBF16 ? "bf16" : "fp16") + " rows " + std::to_string(rows) + " cols " +
            std::to_string(cols) + " " + kKinds[static_cast<int>(kind)] +
            (kind == Fp8ActScale::kGroup ? " group " + std::to_string(group) : "") +
-           (static_scale ? " static " + std::to_string(scale) : "");
+           (static_scale ? " static " + std::to_string(scale) : "") + (specials ? " nan/inf" : "");
   }
 };
 
 void check_quantizer(const QuantCase& c, uint64_t seed) {
   SCOPED_TRACE(c.describe());
-  const Matrix x = make_matrix(c.elem, c.rows, c.cols, seed);
+  const Matrix x = make_matrix(c.elem, c.rows, c.cols, seed, c.specials);
   const int64_t n = c.rows * c.cols;
   const int64_t spans_per_row = c.kind == Fp8ActScale::kGroup ? (c.cols + c.group - 1) / c.group : 1;
   const int64_t n_scales = c.kind == Fp8ActScale::kTensor ? 1 : c.rows * spans_per_row;
@@ -165,7 +174,7 @@ void check_quantizer(const QuantCase& c, uint64_t seed) {
     const float want = ref::fp8e4m3_to_float(ref::float_to_fp8e4m3(v / s));
     const float have = ref::fp16_to_float(got[i]);
     // As floats: a zero of either sign is the same operand for the GEMM.
-    ASSERT_TRUE(have == want) << "row " << r << " col " << k << ": v " << v << " s " << s << " got " << have
+    ASSERT_TRUE(have == want || (std::isnan(have) && std::isnan(want))) << "row " << r << " col " << k << ": v " << v << " s " << s << " got " << have
                               << " want " << want;
     nonzero += want != 0.0f;
   }
@@ -190,6 +199,19 @@ TEST(Fp8Quantize, CodesAndScalesMatchTheReferenceBitForBit) {
     // Up to 1e20 in bf16; fp16 values end at 6e4, so its largest static scale is 100.
     for (float s : {1e-40f, 0x1p-126f, 1e-30f, 0.37f, elem == ElemType::kBF16 ? 1e20f : 100.0f}) {
       check_quantizer({elem, 1536, 1000, Fp8ActScale::kTensor, 128, true, s}, seed++);
+    }
+    // Groups of 512 columns (a team of 32 lanes reading its span twice), and several spans
+    // per team (1536 rows of 7168 columns under a per-tensor scale).
+    check_quantizer({elem, 1536, 2048, Fp8ActScale::kGroup, 512}, seed++);
+    check_quantizer({elem, 1536, 7168, Fp8ActScale::kTensor}, seed++);
+    // A NaN and an infinity in each kind of span (not run on the GPU yet: added after v24's
+    // device time, with the DynamicScale change for infinite scales).
+    for (Fp8ActScale kind : {Fp8ActScale::kRow, Fp8ActScale::kGroup, Fp8ActScale::kTensor}) {
+      QuantCase c{elem, 1536, 1000, kind};
+      c.specials = true;
+      check_quantizer(c, seed++);
+      c.rows = 8;  // the CTA-per-row kernel, and decode-sized spans
+      check_quantizer(c, seed++);
     }
     if (testing::Test::HasFatalFailure()) return;
   }

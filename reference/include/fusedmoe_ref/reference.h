@@ -68,7 +68,8 @@ class WeightView {
 /// The gated activation act(gate) * up.
 double apply_activation(Activation activation, double gate, double up);
 
-/// Scale of one FP8 quantization group: fp32 amax / 448, or 1 for an all-zero group.
+/// Scale of one FP8 quantization group: fp32 amax / 448 but at least 2^-64, or 1 for an
+/// all-zero group (docs/FORMATS.md).
 float fp8_dynamic_scale(double amax);
 
 /// Quantizes a [rows, cols] matrix in place to e4m3 with the scales `mode` defines and writes
