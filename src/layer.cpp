@@ -132,6 +132,7 @@ Status enqueue_combine(const MoeInputs& in, const kernels::AlignParams& al, cons
   c.topk_ids = al.topk_ids;
   c.expert_map = in.expert_map;
   c.global_experts = al.global_experts;
+  c.num_experts = al.num_experts;
   const cudaError_t err = kernels::launch_combine(c, stream);
   return err == cudaSuccess ? Status() : cuda_error(err, "combine launch");
 }

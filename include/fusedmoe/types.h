@@ -150,7 +150,9 @@ struct MoeInputs {
   const float* topk_weights = nullptr;   ///< [m, topk]
 
   /// Expert parallelism: [global_num_experts] local expert index or -1 where the expert lives
-  /// on another GPU (its pairs are skipped). nullptr: expert i is local expert i.
+  /// on another GPU (its pairs are skipped). nullptr: expert i is local expert i. The GPU
+  /// does not read the map on the host: an entry outside [-1, num_experts) skips its pairs
+  /// there as -1 does (the CPU reference rejects it by name).
   const int32_t* expert_map = nullptr;
   /// Multiply the routed weight into GEMM1's output instead of GEMM2's (Llama-4; topk = 1).
   bool apply_router_weight_on_input = false;

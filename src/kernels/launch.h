@@ -435,6 +435,7 @@ struct CombineParams {
   const int32_t* topk_ids = nullptr;
   const int32_t* expert_map = nullptr;
   int32_t global_experts = 0;
+  int32_t num_experts = 0;  // local experts: a mapped id outside [0, num_experts) has no row
 };
 cudaError_t launch_combine(const CombineParams& p, cudaStream_t stream);
 

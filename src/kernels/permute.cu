@@ -61,9 +61,13 @@ __global__ void __launch_bounds__(kThreads) interleave_gate_up_kernel(Interleave
   }
 }
 
+// As align's: a pair whose mapped expert is outside [0, num_experts) has no row (a map entry
+// past the local experts is malformed input, which must not send the combine to a row that
+// align never placed: row_of_pair holds nothing for it).
 __device__ __forceinline__ int local_expert_of(const CombineParams& p, int32_t id) {
   if (id < 0 || id >= p.global_experts) return -1;
-  return p.expert_map ? p.expert_map[id] : id;
+  const int e = p.expert_map ? p.expert_map[id] : id;
+  return e < p.num_experts ? e : -1;
 }
 
 // kTopk > 0: the slot count known at compile time, every slot's id loaded before any row, so
@@ -153,7 +157,7 @@ cudaError_t launch_interleave_gate_up(const InterleaveParams& p, cudaStream_t st
 }
 
 cudaError_t launch_combine(const CombineParams& p, cudaStream_t stream) {
-  if (p.hidden % kVec != 0) return cudaErrorInvalidValue;
+  if (p.hidden % kVec != 0 || p.num_experts <= 0) return cudaErrorInvalidValue;
   const int64_t total = p.m * (p.hidden / kVec);
   if (total == 0) return cudaSuccess;
   const unsigned blocks = static_cast<unsigned>((total + 255) / 256);
