@@ -22,6 +22,7 @@
 #include "fusedmoe/build_info.h"
 #include "fusedmoe_ref/numeric.h"
 #include "fusedmoe_ref/random.h"
+#include "fusedmoe_ref/reference.h"
 #include "kernels/launch.h"
 
 namespace fusedmoe {
@@ -86,11 +87,6 @@ Matrix make_matrix(ElemType elem, int64_t rows, int64_t cols, uint64_t seed, boo
   return m;
 }
 
-float reference_dynamic_scale(float amax) {
-  const float s = amax / 448.0f;
-  return s > 0.0f ? std::fmax(s, 0x1p-64f) : 1.0f;
-}
-
 struct QuantCase {
   ElemType elem = ElemType::kBF16;
   int64_t rows = 0, cols = 0;
@@ -147,7 +143,7 @@ void check_quantizer(const QuantCase& c, uint64_t seed) {
   if (c.kind == Fp8ActScale::kTensor) {
     float a = 0.0f;
     for (int64_t i = 0; i < n; ++i) a = std::fmax(a, std::fabs(x.value(i)));
-    want_scales[0] = c.static_scale ? c.scale : reference_dynamic_scale(a);
+    want_scales[0] = c.static_scale ? c.scale : ref::fp8_dynamic_scale(a);
   } else {
     const int64_t span = c.kind == Fp8ActScale::kGroup ? c.group : c.cols;
     for (int64_t r = 0; r < c.rows; ++r) {
@@ -156,7 +152,7 @@ void check_quantizer(const QuantCase& c, uint64_t seed) {
         for (int64_t k = sp * span; k < std::min(c.cols, (sp + 1) * span); ++k) {
           a = std::fmax(a, std::fabs(x.value(r * c.cols + k)));
         }
-        want_scales[r * spans_per_row + sp] = reference_dynamic_scale(a);
+        want_scales[r * spans_per_row + sp] = ref::fp8_dynamic_scale(a);
       }
     }
   }
