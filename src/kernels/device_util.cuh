@@ -88,6 +88,17 @@ __device__ __forceinline__ uint4 load_weight_if(const uint4* p, bool ok) { FUSED
 __device__ __forceinline__ uint4 load_act_if(const uint4* p, bool ok) { FUSEDMOE_LOAD16_IF("nc"); }
 #undef FUSEDMOE_LOAD16_IF
 
+// The local expert of a routed id: the expert map's entry (the id itself without a map), -1
+// where the id or its entry falls outside the ranges (an expert on another GPU, or a malformed
+// map entry, device data the host cannot check). Align and the combine both decide with it,
+// so the combine reads only rows of pairs that align placed.
+__device__ __forceinline__ int local_expert_of(int32_t id, const int32_t* expert_map, int32_t global_experts,
+                                               int32_t num_experts) {
+  if (id < 0 || id >= global_experts) return -1;
+  const int e = expert_map ? expert_map[id] : id;
+  return e >= 0 && e < num_experts ? e : -1;
+}
+
 // Programmatic dependent launch: a kernel launched with the PDL attribute may start while its
 // predecessor drains; it waits here before reading what the predecessor wrote, and lets its
 // own successor launch once its main loop is done.

@@ -61,15 +61,6 @@ __global__ void __launch_bounds__(kThreads) interleave_gate_up_kernel(Interleave
   }
 }
 
-// As align's: a pair whose mapped expert is outside [0, num_experts) has no row (a map entry
-// past the local experts is malformed input, which must not send the combine to a row that
-// align never placed: row_of_pair holds nothing for it).
-__device__ __forceinline__ int local_expert_of(const CombineParams& p, int32_t id) {
-  if (id < 0 || id >= p.global_experts) return -1;
-  const int e = p.expert_map ? p.expert_map[id] : id;
-  return e < p.num_experts ? e : -1;
-}
-
 // kTopk > 0: the slot count known at compile time, every slot's id loaded before any row, so
 // a token costs two dependent round trips; kTopk = 0: any topk.
 template <typename T, int kTopk>
@@ -86,7 +77,8 @@ __global__ void __launch_bounds__(256) combine_kernel(CombineParams p) {
     bool local[kBatch];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {  // an expert on another GPU has no row
-      local[b] = s0 + b < topk && local_expert_of(p, p.topk_ids[t * topk + s0 + b]) >= 0;
+      local[b] = s0 + b < topk && local_expert_of(p.topk_ids[t * topk + s0 + b], p.expert_map, p.global_experts,
+                                                          p.num_experts) >= 0;
     }
     uint4 raw[kBatch];
     float scale[kBatch];

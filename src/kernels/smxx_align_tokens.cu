@@ -18,6 +18,7 @@
 // so the layer's output is bitwise deterministic.
 #include <cuda_runtime.h>
 
+#include "device_util.cuh"
 #include "launch.h"
 
 namespace fusedmoe::kernels {
@@ -58,9 +59,7 @@ __device__ int block_exclusive_scan(int v, int* s_warp, int* total) {
 }
 
 __device__ __forceinline__ int local_expert(const AlignParams& p, int64_t pair) {
-  const int id = p.topk_ids[pair];
-  if (id < 0 || id >= p.global_experts) return -1;
-  return p.expert_map ? p.expert_map[id] : id;
+  return local_expert_of(p.topk_ids[pair], p.expert_map, p.global_experts, p.num_experts);
 }
 
 // Writes counts, offsets and the active list from one thread per expert (all threads call).
@@ -94,7 +93,7 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   __syncthreads();
   for (int64_t i = tid; i < p.pairs; i += threads) {
     const int e = local_expert(p, i);
-    if (e >= 0 && e < p.num_experts) atomicAdd(&s_count[e], 1);
+    if (e >= 0) atomicAdd(&s_count[e], 1);
   }
   __syncthreads();
   int offset = 0;
@@ -103,7 +102,7 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   __syncthreads();
   for (int64_t i = tid; i < p.pairs; i += threads) {
     const int e = local_expert(p, i);
-    if (e >= 0 && e < p.num_experts) p.sorted_pairs[atomicAdd(&s_cursor[e], 1)] = static_cast<int>(i);
+    if (e >= 0) p.sorted_pairs[atomicAdd(&s_cursor[e], 1)] = static_cast<int>(i);
   }
   // The GEMM launched after this one (programmatic dependent launch) may start; it waits for
   // this grid's completion before reading the alignment.
@@ -131,7 +130,7 @@ __global__ void __launch_bounds__(kChunkThreads) align_count_kernel(AlignParams 
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
-    if (e[j] >= 0 && e[j] < p.num_experts) atomicAdd(&s_count[e[j]], 1);
+    if (e[j] >= 0) atomicAdd(&s_count[e[j]], 1);
   }
   __syncthreads();
   int* out = p.block_counts + static_cast<int64_t>(blockIdx.x) * p.num_experts;
@@ -170,7 +169,7 @@ __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParam
   const int64_t base = static_cast<int64_t>(blockIdx.x) * kChunk + threadIdx.x;
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
-    if (e[j] >= 0 && e[j] < p.num_experts) {
+    if (e[j] >= 0) {
       p.sorted_pairs[atomicAdd(&s_cursor[e[j]], 1)] = static_cast<int>(base + static_cast<int64_t>(j) * kChunkThreads);
     }
   }
