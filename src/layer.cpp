@@ -492,8 +492,10 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     auto gemm = [&](Projection which, const void* a, int64_t k, const float* static_scale, const Fp8Quantize& how,
                     void* d) -> Status {
       const bool w13 = which == Projection::kW13;
-      FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, elem, a, pairs, k, live, static_scale, amax + (w13 ? 0 : 1),
-                                                    how, a8, sfa, w13 ? "x" : "intermediate", stream));
+      const bool by_token = how.source == kernels::Fp8QuantIn::kScatterTokens;  // rows: the tokens
+      FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, elem, a, by_token ? s.m : pairs, k, by_token ? nullptr : live,
+                                                    static_scale, amax + (w13 ? 0 : 1), how, a8, sfa,
+                                                    w13 ? "x" : "intermediate", stream));
       kernels::Fp8WeightScalesParams sp;
       sp.w = fp8_view(*args.weights, which);
       gp.num_groups = s.num_experts;
@@ -527,7 +529,9 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     x_how.amax_rows = s.m;
     x_how.grouped = &al;
     x_how.num_experts = s.num_experts;
-    x_how.source = kernels::Fp8QuantIn::kGatherTokens;
+    // x quantized once per token and stored at its pairs' rows (align wrote row_of_pair), or
+    // once per pair, gathered (planner.h, fp8_x_by_token).
+    x_how.source = fp8_x_by_token(s, quant) ? kernels::Fp8QuantIn::kScatterTokens : kernels::Fp8QuantIn::kGatherTokens;
     x_how.topk = s.topk;
     x_how.row_of_pair = row_of_pair;
     FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, in.x, s.hidden, args.weights->w13.input_scale, x_how, gate_up));
@@ -632,9 +636,12 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   al.sorted_pairs = at<int32_t>(workspace, ws, "sorted_pairs");
   al.active_experts = at<int32_t>(workspace, ws, "active_experts");
   al.block_counts = ws.find("align_chunk_counts") ? at<int32_t>(workspace, ws, "align_chunk_counts") : nullptr;
+  const bool grouped = is_grouped_path(path);
+  if (grouped && fp8_x_by_token(s, args.weights->quant)) {
+    al.row_of_pair = at<int32_t>(workspace, ws, "row_of_pair");  // x's quantizer stores by it
+  }
   FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream));
 
-  const bool grouped = is_grouped_path(path);
   if (is_fp8_format(args.weights->quant.format) && !grouped) {  // x quantized once (amax over every token)
     FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(args.weights->quant, elem_type(in.act_dtype), in.x, s.m, s.hidden,
                                                   nullptr, args.weights->w13.input_scale, at<float>(workspace, ws, "amax"),

@@ -84,6 +84,11 @@ bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& q) {
          shape.inter <= kFp8FusedActivationMaxInter;
 }
 
+bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& q) {
+  return is_fp8_format(q.format) && q.act_quant == ActQuant::kPerToken && shape.m >= kFp8ScatterMinTokens &&
+         shape.topk >= kFp8ScatterMinTopk;
+}
+
 bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
   return is_integer_format(q.format) || (q.format == WeightFormat::kDense && gate_up_interleaved);
 }

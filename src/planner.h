@@ -101,6 +101,14 @@ int64_t fp8_block_scales_per_expert(int64_t n, int64_t k);
 /// the shapes with I = 256-1024 ran 2-17% faster there (the fused gather of x included).
 inline constexpr int64_t kFp8FusedActivationMaxInter = 4096;
 bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& quant);
+/// Whether the FP8 grouped path quantizes x once per token and stores it at the rows of the
+/// token's pairs (kScatterTokens: per-token scales only), else once per pair (kGatherTokens).
+/// Measured with every M on it (v24, per-channel): M = 4096 with topk 8 2.8-4.7% faster (the
+/// same token quantized topk times before), topk 2 neutral, topk 1 2.2% slower; M = 64-1024
+/// 2-3% slower (a CTA per token storing topk rows in turn). So many tokens and topk >= 4.
+inline constexpr int64_t kFp8ScatterMinTokens = 2048;
+inline constexpr int32_t kFp8ScatterMinTopk = 4;
+bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& quant);
 
 /// Whether GEMM1 of the bf16/int grouped path applies the gated activation in its epilogue
 /// (sm90_grouped_gemm's gated instantiations), writing I columns instead of the 2I of gate and

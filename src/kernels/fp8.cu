@@ -181,12 +181,11 @@ __device__ __forceinline__ void grouped_scale_slot(const Fp8QuantParams& p, int6
   *sfa0 = row0 * ((p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock) + (row - row0);
 }
 
-// Vector v (8 columns) of the row quantized with scale q.s (a DynamicScale or a StaticScale):
-// 8 e4m3 bytes or 8 fp16 holding them.
+// A vector (8 columns) quantized with scale q.s (a DynamicScale or a StaticScale): 8 e4m3
+// bytes (o[0..1]) or 8 fp16 holding them (o[0..3]).
 template <typename Scale>
-__device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t row, int64_t v,
-                                                const float (&f)[kVec], const Scale& q) {
-  uint32_t o[4];
+__device__ __forceinline__ void quantize_vector(const Fp8QuantParams& p, const float (&f)[kVec], const Scale& q,
+                                                uint32_t (&o)[4]) {
 #pragma unroll
   for (int j = 0; j < kVec; j += 2) {
     const __nv_fp8_storage_t q0 = __nv_cvt_float_to_fp8(q.divide(f[j]), __NV_SATFINITE, __NV_E4M3);
@@ -200,11 +199,23 @@ __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t
       o[j / 2] = static_cast<uint32_t>(h0.x) | (static_cast<uint32_t>(h1.x) << 16);
     }
   }
+}
+
+// Vector v of row `row`: quantize_vector's words.
+__device__ __forceinline__ void store_vector(const Fp8QuantParams& p, int64_t row, int64_t v, const uint32_t (&o)[4]) {
   if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
     reinterpret_cast<uint2*>(static_cast<uint8_t*>(p.out) + row * p.cols)[v] = make_uint2(o[0], o[1]);
   } else {
     reinterpret_cast<uint4*>(static_cast<uint16_t*>(p.out) + row * p.cols)[v] = make_uint4(o[0], o[1], o[2], o[3]);
   }
+}
+
+template <typename Scale>
+__device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t row, int64_t v,
+                                                const float (&f)[kVec], const Scale& q) {
+  uint32_t o[4];
+  quantize_vector(p, f, q, o);
+  store_vector(p, row, v, o);
 }
 
 // Per-group and per-tensor scales: a team of `team` lanes quantizes `per_team` consecutive
@@ -294,7 +305,8 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
 // fits one batch (x's rows up to 8 x 8 x 32 columns, a gated activation's up to 4 x 8 x 32)
 // is held in registers as T values from the amax to the stores: read once, its activation
 // computed once. Longer rows, and the CTA per row (decode: held rows made M = 1 0.3-0.9 us
-// slower, v24), read the row again (a gated activation computed again).
+// slower, v24), read the row again (a gated activation computed again). kScatterTokens: the
+// row is token `row`, quantized once and stored at the rows of its local pairs.
 template <typename T, int kRowThreads, Fp8QuantIn kIn, GatedAct kAct>
 __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p) {
   static_assert(kRowThreads == 32 || kRowThreads == kQuantThreads, "a warp or the CTA per row");
@@ -305,6 +317,23 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   const int tid = threadIdx.x % kRowThreads;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (kQuantThreads / kRowThreads) + threadIdx.x / kRowThreads;
   if (row >= live_row_count(p)) return;  // uniform over the row's threads (a warp or the CTA)
+  constexpr bool kScatter = kIn == Fp8QuantIn::kScatterTokens;
+  // Where the quantized row goes: `row`, or (kScatter) the rows of the token's local pairs.
+  const auto for_each_dest = [&](auto&& store_at) {
+    if constexpr (kScatter) {
+      for (int32_t k = 0; k < p.topk; ++k) {
+        const int32_t dest = p.row_of_pair[row * p.topk + k];
+        if (dest >= 0) store_at(static_cast<int64_t>(dest));
+      }
+    } else {
+      store_at(row);
+    }
+  };
+  if constexpr (kScatter) {  // a token with no local pair (expert parallelism) is not read
+    bool any = false;
+    for (int32_t k = 0; k < p.topk; ++k) any |= p.row_of_pair[row * p.topk + k] >= 0;
+    if (!any) return;  // uniform over the row's threads
+  }
   const int64_t vecs = p.cols / kVec;
   const Row src = quant_row<T, kIn, kAct>(p, row, tid == 0);
   uint4 held[kHold ? kBatch : 1];  // the last batch as T values (the whole row when it fits one batch)
@@ -333,20 +362,35 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   }
   const DynamicScale q(dynamic_scale(m));
   if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {  // the row's scale for each of its blocks
-    int64_t sfa0 = 0, stride = 0;
-    grouped_scale_slot(p, row, &sfa0, &stride);
     const int64_t kbs = (p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
-    for (int64_t kb = tid; kb < kbs; kb += kRowThreads) p.scales[sfa0 + kb * stride] = q.s;
+    if constexpr (kScatter) {
+      // (destination, block) spread over the row's threads: each destination's expert lookup
+      // (a binary search, 7 dependent loads at E = 128) in parallel, not topk of them in turn
+      // (measured in turn: 2-3% slower at M = 64-1024, v24).
+      for (int64_t i = tid; i < p.topk * kbs; i += kRowThreads) {
+        const int32_t dest = p.row_of_pair[row * p.topk + i / kbs];
+        if (dest < 0) continue;
+        int64_t sfa0 = 0, stride = 0;
+        grouped_scale_slot(p, dest, &sfa0, &stride);
+        p.scales[sfa0 + i % kbs * stride] = q.s;
+      }
+    } else {
+      int64_t sfa0 = 0, stride = 0;
+      grouped_scale_slot(p, row, &sfa0, &stride);
+      for (int64_t kb = tid; kb < kbs; kb += kRowThreads) p.scales[sfa0 + kb * stride] = q.s;
+    }
   } else if (tid == 0) {
     p.scales[row] = q.s;
   }
+  uint32_t o[4];
   if constexpr (kHold) {
     if (vecs <= kBatch * kRowThreads) {
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         if (tid + b * kRowThreads >= vecs) break;
         Elem<T>::unpack(held[b], f);
-        store_quantized(p, row, tid + b * kRowThreads, f, q);
+        quantize_vector(p, f, q, o);
+        for_each_dest([&](int64_t dest) { store_vector(p, dest, tid + b * kRowThreads, o); });
       }
       return;
     }
@@ -358,7 +402,8 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
     for (int b = 0; b < kBatch; ++b) {
       if (v0 + b * kRowThreads >= vecs) break;
       src.convert(raw[b], f);
-      store_quantized(p, row, v0 + b * kRowThreads, f, q);
+      quantize_vector(p, f, q, o);
+      for_each_dest([&](int64_t dest) { store_vector(p, dest, v0 + b * kRowThreads, o); });
     }
   }
 }
@@ -664,6 +709,9 @@ bool valid_input(const Fp8QuantParams& p) {
     case Fp8QuantIn::kRows: return true;
     case Fp8QuantIn::kGatherTokens: return p.sorted_pairs != nullptr && p.row_of_pair != nullptr && p.topk > 0;
     case Fp8QuantIn::kGatedAct: return p.topk_weights == nullptr || p.sorted_pairs != nullptr;
+    case Fp8QuantIn::kScatterTokens:
+      return p.row_of_pair != nullptr && p.topk > 0 && p.kind == Fp8ActScale::kRow &&
+             p.out_kind == Fp8QuantOut::kE4M3Grouped;
   }
   return false;
 }
@@ -683,6 +731,9 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
                 : fp8_quantize_rows_kernel<T, 32, kIn, kAct><<<grid, kQuantThreads, 0, stream>>>(p);
     return cudaGetLastError();
   }
+  if constexpr (kIn == Fp8QuantIn::kScatterTokens) {
+    return cudaErrorInvalidValue;  // per-row scales only (valid_input)
+  } else {
   // Spans: the groups, or 128 columns per span for a per-tensor scale (kE4M3Grouped's block).
   const int64_t span = p.kind == Fp8ActScale::kGroup ? p.group : kFp8ScaleBlock;
   const int64_t span_vecs = span / kVec;
@@ -696,6 +747,7 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
   fp8_quantize_spans_kernel<T, kIn, kAct><<<static_cast<unsigned>(blocks), kQuantThreads, 0, stream>>>(p, span, team,
                                                                                                       per_team);
   return cudaGetLastError();
+  }
 }
 
 template <typename T>
@@ -705,6 +757,8 @@ cudaError_t launch_fp8_quantize_view(const Fp8QuantParams& p, cudaStream_t strea
     case Fp8QuantIn::kRows: return launch_fp8_quantize_typed<T, Fp8QuantIn::kRows, GatedAct::kSilu>(p, stream);
     case Fp8QuantIn::kGatherTokens:
       return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatherTokens, GatedAct::kSilu>(p, stream);
+    case Fp8QuantIn::kScatterTokens:
+      return launch_fp8_quantize_typed<T, Fp8QuantIn::kScatterTokens, GatedAct::kSilu>(p, stream);
     case Fp8QuantIn::kGatedAct:
       switch (p.act) {
         case GatedAct::kSilu: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kSilu>(p, stream);

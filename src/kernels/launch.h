@@ -53,6 +53,8 @@ struct AlignParams {
   int32_t* sorted_pairs = nullptr;      // [pairs] out: pair indices grouped by expert
   int32_t* active_experts = nullptr;    // [E + 1] out: experts with pairs, ascending; [E] = their count
   int32_t* block_counts = nullptr;      // [align_block_counts_size()] scratch (multi-CTA only)
+  int32_t* row_of_pair = nullptr;       // [pairs] out, optional: each pair's position in sorted_pairs, -1
+                                        // where its expert is not local
 };
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream);
 
@@ -172,7 +174,11 @@ cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t
 ///    act(g * w, u * w) rounded to elem, exactly what gated_act stores (w = the pair's routed
 ///    weight when topk_weights is set, else 1): the activation never goes to memory unquantized.
 ///    (The layer uses it where fp8_fuses_activation says, planner.h.)
-enum class Fp8QuantIn { kRows, kGatherTokens, kGatedAct };
+///  - kScatterTokens: in = x [rows = tokens, cols]; each token's row is quantized once (one
+///    per-row scale) and stored at out rows row_of_pair[t * topk + k] for the k whose entry is
+///    >= 0 (align's map: the rows of the token's local pairs in expert order). Per-row scales
+///    and kE4M3Grouped only: kGatherTokens quantized the same token once per pair.
+enum class Fp8QuantIn { kRows, kGatherTokens, kGatedAct, kScatterTokens };
 
 /// fp8_quantize: q = e4m3(v / s) (round to nearest even, saturating at +-448) per row of
 /// `in` [rows, cols] (rows past *live_rows, when given, are skipped), s = max(amax / 448,
@@ -202,7 +208,7 @@ struct Fp8QuantParams {
   Fp8QuantIn in_kind = Fp8QuantIn::kRows;
   const int32_t* sorted_pairs = nullptr;  // kGatherTokens, kGatedAct with topk_weights
   int32_t topk = 1;                       // kGatherTokens
-  int32_t* row_of_pair = nullptr;         // kGatherTokens: [m * topk] out
+  int32_t* row_of_pair = nullptr;         // kGatherTokens: [m * topk] out; kScatterTokens: in
   GatedAct act = GatedAct::kSilu;         // kGatedAct
   const float* topk_weights = nullptr;    // kGatedAct: the routed weights applied on the input, or nullptr
 };

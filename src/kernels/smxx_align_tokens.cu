@@ -102,7 +102,9 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   __syncthreads();
   for (int64_t i = tid; i < p.pairs; i += threads) {
     const int e = local_expert(p, i);
-    if (e >= 0) p.sorted_pairs[atomicAdd(&s_cursor[e], 1)] = static_cast<int>(i);
+    const int pos = e >= 0 ? atomicAdd(&s_cursor[e], 1) : -1;
+    if (e >= 0) p.sorted_pairs[pos] = static_cast<int>(i);
+    if (p.row_of_pair != nullptr) p.row_of_pair[i] = pos;
   }
   // The GEMM launched after this one (programmatic dependent launch) may start; it waits for
   // this grid's completion before reading the alignment.
@@ -169,9 +171,10 @@ __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParam
   const int64_t base = static_cast<int64_t>(blockIdx.x) * kChunk + threadIdx.x;
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
-    if (e[j] >= 0) {
-      p.sorted_pairs[atomicAdd(&s_cursor[e[j]], 1)] = static_cast<int>(base + static_cast<int64_t>(j) * kChunkThreads);
-    }
+    const int64_t i = base + static_cast<int64_t>(j) * kChunkThreads;
+    const int pos = e[j] >= 0 ? atomicAdd(&s_cursor[e[j]], 1) : -1;
+    if (e[j] >= 0) p.sorted_pairs[pos] = static_cast<int>(i);
+    if (p.row_of_pair != nullptr && i < p.pairs) p.row_of_pair[i] = pos;
   }
   asm volatile("griddepcontrol.launch_dependents;" :::);
 }

@@ -156,6 +156,13 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   EXPECT_EQ(ws.find("intermediate")->bytes, 16u * 2u * 14336u * 2u);
   EXPECT_TRUE(fp8_fuses_activation(inputs(16, 4096, kFp8FusedActivationMaxInter, 8, 2, false).shape, q));
   EXPECT_FALSE(fp8_fuses_activation(inputs(16, 4096, kFp8FusedActivationMaxInter + 16, 8, 2, false).shape, q));
+  // x quantized once per token only under per-token scales, for many tokens and topk >= 4.
+  EXPECT_FALSE(fp8_x_by_token(inputs(4096, 2048, 768, 128, 8, false).shape, q));  // per-tensor
+  q.act_quant = ActQuant::kPerToken;
+  EXPECT_TRUE(fp8_x_by_token(inputs(kFp8ScatterMinTokens, 2048, 768, 128, kFp8ScatterMinTopk, false).shape, q));
+  EXPECT_FALSE(fp8_x_by_token(inputs(kFp8ScatterMinTokens - 1, 2048, 768, 128, 8, false).shape, q));
+  EXPECT_FALSE(fp8_x_by_token(inputs(4096, 5120, 1024, 16, kFp8ScatterMinTopk - 1, false).shape, q));
+  q.act_quant = ActQuant::kPerTensorStatic;
   // fp8_gemv: activations held as fp16 e4m3 values with their scales.
   q.format = WeightFormat::kFP8Block;
   q.act_quant = ActQuant::kPerGroup;

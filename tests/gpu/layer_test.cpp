@@ -937,6 +937,15 @@ TEST(Fp8LayerAuto, LargeBatch) {
   // Per-tensor dynamic scales need every token in the reference: a smaller layer, all rows.
   run_fp8_case(custom(1024, 16, 1024, 512, 4, "skewed"), named_precision("fp8_tensor"));
   run_fp8_case(custom(600, 8, 1024, 512, 2, "uniform"), fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerToken));
+  // Per-token scales at many tokens with topk 8: x quantized once per token, a warp per token
+  // (fp8_x_by_token), all rows; and with half the experts elsewhere.
+  const QuantParams channel = named_precision("fp8_channel");
+  run_fp8_case(custom(kFp8ScatterMinTokens, 32, 1024, 512, 8, "skewed"), channel);
+  GpuCase ep = custom(kFp8ScatterMinTokens + 5, 16, 512, 256, 8, "uniform");
+  ep.ep_half = true;
+  run_fp8_case(ep, channel);
+  // Rows longer than a warp's batch (H = 4096: read twice, each batch stored at every pair).
+  run_fp8_case(custom(kFp8ScatterMinTokens, 16, 4096, 128, 8, "uniform"), channel);
   // Blocks other than 128 x 128: fp8_gemv at every batch.
   QuantParams blocks = named_precision("fp8_block");
   blocks.block_n = 64;
