@@ -103,7 +103,7 @@ Status enqueue_gather(const MoeInputs& in, const kernels::AlignParams& al, void*
 }
 
 Status enqueue_gated_act(const MoeInputs& in, const kernels::AlignParams& al, const float* topk_weights,
-                         const void* gate_up, void* intermediate, cudaStream_t stream) {
+                         const void* gate_up, void* intermediate, cudaStream_t stream, float* amax) {
   kernels::GatedActParams act;
   act.elem = elem_type(in.act_dtype);
   act.act = gated_act(in.activation);
@@ -114,6 +114,11 @@ Status enqueue_gated_act(const MoeInputs& in, const kernels::AlignParams& al, co
   act.live_rows = al.expert_offsets + al.num_experts;
   act.sorted_pairs = al.sorted_pairs;
   act.topk_weights = in.apply_router_weight_on_input ? topk_weights : nullptr;
+  if (amax != nullptr) {  // the intermediate's amax reduced as it is stored (zeroed first)
+    const cudaError_t err = cudaMemsetAsync(amax, 0, sizeof(float), stream);
+    if (err != cudaSuccess) return cuda_error(err, "gated_act amax");
+    act.amax_bits = reinterpret_cast<unsigned int*>(amax);
+  }
   const cudaError_t err = kernels::launch_gated_act(act, stream);
   return err == cudaSuccess ? Status() : cuda_error(err, "gated_act launch");
 }
@@ -283,6 +288,7 @@ struct Fp8Quantize {
   int32_t* row_of_pair = nullptr;
   kernels::GatedAct act = kernels::GatedAct::kSilu;
   const float* topk_weights = nullptr;
+  bool amax_ready = false;  // per-tensor dynamic: *amax holds the amax already (gated_act's)
 };
 Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const void* in, int64_t rows, int64_t cols,
                             const int64_t* live_rows, const float* static_scale, float* amax, const Fp8Quantize& how,
@@ -309,13 +315,13 @@ Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const 
   p.act = how.act;
   p.topk_weights = how.topk_weights;
   if (q.act_quant == ActQuant::kPerTensorStatic) p.tensor_scale = static_scale;
-  if (q.act_quant == ActQuant::kPerTensorDynamic) {
+  if (q.act_quant == ActQuant::kPerTensorDynamic && !how.amax_ready) {
     const bool own = how.amax_in == nullptr;
     const cudaError_t err = kernels::launch_fp8_amax(elem, own ? in : how.amax_in, own ? rows : how.amax_rows, cols,
                                                      own ? live_rows : nullptr, amax, stream);
     if (err != cudaSuccess) return cuda_error(err, std::string("fp8_amax ") + what);
-    p.amax = amax;
   }
+  if (q.act_quant == ActQuant::kPerTensorDynamic) p.amax = amax;
   const cudaError_t err = kernels::launch_fp8_quantize(p, stream);
   return err == cudaSuccess ? Status() : cuda_error(err, std::string("fp8_quantize ") + what);
 }
@@ -540,7 +546,10 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     act_how.num_experts = s.num_experts;
     if (!fp8_fuses_activation(s, quant)) {  // the activation written in bf16 first
       void* intermediate = at<void>(workspace, ws, "intermediate");
-      FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
+      // A per-tensor dynamic scale: gated_act reduces the amax as it stores (no amax pass).
+      act_how.amax_ready = quant.act_quant == ActQuant::kPerTensorDynamic;
+      FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream,
+                                                 act_how.amax_ready ? amax + 1 : nullptr));
       return gemm(Projection::kW2, intermediate, s.inter, args.weights->w2.input_scale, act_how, rows);
     }
     act_how.source = kernels::Fp8QuantIn::kGatedAct;

@@ -33,9 +33,10 @@ Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::Alig
 /// x's rows in expert order into `rows`, and row_of_pair for the combine.
 Status enqueue_gather(const MoeInputs& in, const kernels::AlignParams& al, void* rows, int32_t* row_of_pair,
                       cudaStream_t stream);
-/// act(gate) * up of GEMM1's [rows, 2I] output, with the routed weight if it applies on input.
+/// act(gate) * up of GEMM1's [rows, 2I] output, with the routed weight if it applies on input;
+/// with `amax`, also the max |value| it stores (zeroed first: a per-tensor dynamic FP8 scale's).
 Status enqueue_gated_act(const MoeInputs& in, const kernels::AlignParams& al, const float* topk_weights,
-                         const void* gate_up, void* intermediate, cudaStream_t stream);
+                         const void* gate_up, void* intermediate, cudaStream_t stream, float* amax = nullptr);
 /// out[t] = sum over slots of weight * y[row]; `weights` nullptr when GEMM2 applied them,
 /// `row_of_pair` nullptr when y is indexed by pair.
 Status enqueue_combine(const MoeInputs& in, const kernels::AlignParams& al, const float* weights, const void* y,

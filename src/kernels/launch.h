@@ -317,6 +317,8 @@ cudaError_t launch_interleave_gate_up(const InterleaveParams& p, cudaStream_t st
 
 /// gated_act: a[pos, j] = act(h[pos, j] * s) * (h[pos, inter + j] * s) for live positions,
 /// s = topk_weights[sorted_pairs[pos]] when topk_weights is set (weight applied on input), else 1.
+/// With amax_bits, also *amax_bits = max(*amax_bits, |a| as float bits) over what it stores
+/// (the caller zeroes it first): the per-tensor dynamic scale's amax, without a pass of its own.
 struct GatedActParams {
   ElemType elem = ElemType::kBF16;
   GatedAct act = GatedAct::kSilu;
@@ -327,6 +329,7 @@ struct GatedActParams {
   const int64_t* live_rows = nullptr;
   const int32_t* sorted_pairs = nullptr;
   const float* topk_weights = nullptr;
+  unsigned int* amax_bits = nullptr;  // a float amax as bits (fp8_amax's layout), or nullptr
 };
 cudaError_t launch_gated_act(const GatedActParams& p, cudaStream_t stream);
 

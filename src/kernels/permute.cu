@@ -35,16 +35,24 @@ __global__ void __launch_bounds__(kThreads) gated_act_kernel(GatedActParams p) {
   const int64_t vecs_per_row = p.inter / kVec;
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t pos = i / vecs_per_row, v = i % vecs_per_row;
-  if (pos >= *p.live_rows) return;
-  const T* h = static_cast<const T*>(p.h) + pos * 2 * p.inter;
-  float g[kVec], u[kVec];
-  Elem<T>::unpack(load_act(reinterpret_cast<const uint4*>(h) + v), g);
-  Elem<T>::unpack(load_act(reinterpret_cast<const uint4*>(h + p.inter) + v), u);
-  const float s = p.topk_weights != nullptr ? p.topk_weights[p.sorted_pairs[pos]] : 1.0f;
-  T out[kVec];
+  const bool live = pos < *p.live_rows;
+  if (!live && p.amax_bits == nullptr) return;  // with an amax every lane reaches the warp's reduction
+  unsigned int m = 0;
+  if (live) {
+    const T* h = static_cast<const T*>(p.h) + pos * 2 * p.inter;
+    float g[kVec], u[kVec];
+    Elem<T>::unpack(load_act(reinterpret_cast<const uint4*>(h) + v), g);
+    Elem<T>::unpack(load_act(reinterpret_cast<const uint4*>(h + p.inter) + v), u);
+    const float s = p.topk_weights != nullptr ? p.topk_weights[p.sorted_pairs[pos]] : 1.0f;
+    T out[kVec];
 #pragma unroll
-  for (int k = 0; k < kVec; ++k) out[k] = Elem<T>::from_float(apply_act(p.act, g[k] * s, u[k] * s));
-  reinterpret_cast<uint4*>(static_cast<T*>(p.a) + pos * p.inter)[v] = *reinterpret_cast<const uint4*>(out);
+    for (int k = 0; k < kVec; ++k) {
+      out[k] = Elem<T>::from_float(apply_act(p.act, g[k] * s, u[k] * s));
+      m = max(m, abs_bits(Elem<T>::to_float(out[k])));  // of the stored (rounded) value
+    }
+    reinterpret_cast<uint4*>(static_cast<T*>(p.a) + pos * p.inter)[v] = *reinterpret_cast<const uint4*>(out);
+  }
+  if (p.amax_bits != nullptr) cta_atomic_max(p.amax_bits, m);  // uniform over the CTA
 }
 
 // One thread per element, grid-stride (a load-time copy of up to E * 2I * H elements).
