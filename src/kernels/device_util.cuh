@@ -106,14 +106,19 @@ __device__ __forceinline__ unsigned int abs_bits(float v) {
   const unsigned int u = __float_as_uint(fabsf(v));
   return u > 0x7f800000u ? 0u : u;
 }
+// The max of m over the warp, in every lane (the whole warp takes part).
+__device__ __forceinline__ unsigned int warp_max_bits(unsigned int m) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, off));
+  return m;
+}
 // *amax_bits = max(*amax_bits, m over the CTA's threads): every thread of the CTA takes part
 // (a barrier; blockDim.x a multiple of 32, at most 1024). One atomic per CTA, and none where
 // the amax already holds as much (a plain read first): a same-address atomic per warp
 // serializes in L2 (about 100k of them at Qwen3 M = 4096's activation).
 __device__ __forceinline__ void cta_atomic_max(unsigned int* amax_bits, unsigned int m) {
   __shared__ unsigned int s_max[32];
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, off));
+  m = warp_max_bits(m);
   if ((threadIdx.x & 31) == 0) s_max[threadIdx.x >> 5] = m;
   __syncthreads();
   if (threadIdx.x == 0) {

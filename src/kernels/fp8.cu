@@ -61,8 +61,7 @@ __global__ void fp8_amax_kernel(const T* in, int64_t rows, int64_t cols, const i
   }
   // One atomic per warp: at most 8192 of them here, and no barrier (cta_atomic_max's cost
   // showed at decode, where this kernel runs on one row).
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, off));
+  m = warp_max_bits(m);
   if ((threadIdx.x & 31) == 0 && m != 0) atomicMax(amax_bits, m);
 }
 
