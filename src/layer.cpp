@@ -76,13 +76,14 @@ Status gpu_route(const ProblemShape& s, const RoutingConfig& r, DType logits_dty
   return err == cudaSuccess ? Status() : cuda_error(err, "routing_topk launch");
 }
 
-Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::AlignParams* al, cudaStream_t stream) {
+Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::AlignParams* al, cudaStream_t stream,
+                     bool beside_predecessor) {
   al->topk_ids = topk_ids;
   al->expert_map = in.expert_map;
   al->pairs = in.shape.m * in.shape.topk;
   al->global_experts = global_experts(in.shape);
   al->num_experts = in.shape.num_experts;
-  const cudaError_t err = kernels::launch_align_tokens(*al, stream);
+  const cudaError_t err = kernels::launch_align_tokens(*al, stream, beside_predecessor);
   return err == cudaSuccess ? Status() : cuda_error(err, "smxx_align_tokens launch");
 }
 
@@ -289,6 +290,7 @@ struct Fp8Quantize {
   kernels::GatedAct act = kernels::GatedAct::kSilu;
   const float* topk_weights = nullptr;
   bool amax_ready = false;  // per-tensor dynamic: *amax holds the amax already (gated_act's)
+  bool after_predecessor = false;  // launch_fp8_quantize's programmatic dependent launch
 };
 Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const void* in, int64_t rows, int64_t cols,
                             const int64_t* live_rows, const float* static_scale, float* amax, const Fp8Quantize& how,
@@ -322,7 +324,7 @@ Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const 
     if (err != cudaSuccess) return cuda_error(err, std::string("fp8_amax ") + what);
   }
   if (q.act_quant == ActQuant::kPerTensorDynamic) p.amax = amax;
-  const cudaError_t err = kernels::launch_fp8_quantize(p, stream);
+  const cudaError_t err = kernels::launch_fp8_quantize(p, stream, how.after_predecessor);
   return err == cudaSuccess ? Status() : cuda_error(err, std::string("fp8_quantize ") + what);
 }
 
@@ -456,9 +458,11 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
   float* scales = at<float>(workspace, ws, "intermediate_scales");
   FUSEDMOE_RETURN_IF_ERROR(gemm(true, at<void>(workspace, ws, "x_quantized"), nullptr, intermediate, s.inter, s.hidden,
                                 at<float>(workspace, ws, "x_scales")));
+  Fp8Quantize after_gemv;
+  after_gemv.after_predecessor = true;  // starts under the gate-up GEMV's tail, reads after it
   FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, g.elem, intermediate, pairs, s.inter, al.expert_offsets + s.num_experts,
                                                 args.weights->w2.input_scale, at<float>(workspace, ws, "amax") + 1,
-                                                Fp8Quantize(), quantized, scales, "intermediate", stream));
+                                                after_gemv, quantized, scales, "intermediate", stream));
   return gemm(false, quantized, nullptr, expert_out, s.hidden, s.inter, scales);
 }
 
@@ -649,14 +653,16 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   if (grouped && fp8_x_by_token(s, args.weights->quant)) {
     al.row_of_pair = at<int32_t>(workspace, ws, "row_of_pair");  // x's quantizer stores by it
   }
-  FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream));
-
-  if (is_fp8_format(args.weights->quant.format) && !grouped) {  // x quantized once (amax over every token)
+  // Small-M FP8: x quantized once (amax over every token) before align, which reads nothing of
+  // it and runs beside it (one CTA each at decode); the gate-up GEMV's wait then covers both.
+  const bool x_first = is_fp8_format(args.weights->quant.format) && !grouped;
+  if (x_first) {
     FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(args.weights->quant, elem_type(in.act_dtype), in.x, s.m, s.hidden,
                                                   nullptr, args.weights->w13.input_scale, at<float>(workspace, ws, "amax"),
                                                   Fp8Quantize(), at<void>(workspace, ws, "x_quantized"),
                                                   at<float>(workspace, ws, "x_scales"), "x", stream));
   }
+  FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream, x_first));
   FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, path, al, topk_weights, workspace, ws, sms, stream)
                                    : run_small_m(args, al, topk_weights, workspace, ws, sms, stream));
 

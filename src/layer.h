@@ -29,7 +29,9 @@ Status gpu_route(const ProblemShape& shape, const RoutingConfig& routing, DType 
 /// The glue around the expert GEMMs, shared by the layer and the cuBLAS peer of the bench
 /// tool. `al` carries the alignment buffers (expert_counts, expert_offsets, sorted_pairs,
 /// active_experts, block_counts when needed); enqueue_align fills the rest from `in`.
-Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::AlignParams* al, cudaStream_t stream);
+/// beside_predecessor: launch_align_tokens' (the kernel before it writes nothing align reads).
+Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::AlignParams* al, cudaStream_t stream,
+                     bool beside_predecessor = false);
 /// x's rows in expert order into `rows`, and row_of_pair for the combine.
 Status enqueue_gather(const MoeInputs& in, const kernels::AlignParams& al, void* rows, int32_t* row_of_pair,
                       cudaStream_t stream);

@@ -223,6 +223,8 @@ __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t
 template <typename T, Fp8QuantIn kIn, GatedAct kAct>
 __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8QuantParams p, int64_t span, int team,
                                                                            int64_t per_team) {
+  wait_for_predecessor();  // launched after_predecessor; else returns at once
+  allow_successor();       // a successor waits for this grid's end before it reads
   const int lane = threadIdx.x & 31;
   const int64_t t = (static_cast<int64_t>(blockIdx.x) * (kQuantThreads / 32) + (threadIdx.x >> 5)) * (32 / team) + lane / team;
   const int tl = lane % team;
@@ -304,6 +306,8 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
 template <typename T, int kRowThreads, Fp8QuantIn kIn, GatedAct kAct>
 __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p) {
   static_assert(kRowThreads == 32 || kRowThreads == kQuantThreads, "a warp or the CTA per row");
+  wait_for_predecessor();  // launched after_predecessor; else returns at once
+  allow_successor();       // a successor waits for this grid's end before it reads
   using Row = QuantRow<T, kIn, kAct>;
   constexpr bool kHold = kRowThreads == 32;
   constexpr int kBatch = Row::kGated || !kHold ? 4 : 8;  // 32 registers of loads (the CTA's: 16 or 32)
@@ -710,8 +714,16 @@ bool valid_input(const Fp8QuantParams& p) {
   return false;
 }
 
+// A programmatic dependent launch (pdl) or one in stream order.
+template <typename Kernel, typename... Args>
+cudaError_t launch_maybe_pdl(bool pdl, Kernel kernel, unsigned grid, cudaStream_t stream, Args... args) {
+  if (pdl) return launch_with_pdl(kernel, dim3(grid), dim3(kQuantThreads), stream, args...);
+  kernel<<<grid, kQuantThreads, 0, stream>>>(args...);
+  return cudaGetLastError();
+}
+
 template <typename T, Fp8QuantIn kIn, GatedAct kAct>
-cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stream) {
+cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stream, bool pdl) {
   constexpr int64_t kMaxBlocks = 0x7fffffff;
   // Threads the H100/H200 hold at once (132 SMs x 2048): the mappings below spread a few rows
   // over about this many threads and give many rows fewer threads each.
@@ -721,9 +733,8 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
     const int64_t blocks = cta_per_row ? p.rows : (p.rows + kQuantThreads / 32 - 1) / (kQuantThreads / 32);
     if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
     const unsigned grid = static_cast<unsigned>(blocks);
-    cta_per_row ? fp8_quantize_rows_kernel<T, kQuantThreads, kIn, kAct><<<grid, kQuantThreads, 0, stream>>>(p)
-                : fp8_quantize_rows_kernel<T, 32, kIn, kAct><<<grid, kQuantThreads, 0, stream>>>(p);
-    return cudaGetLastError();
+    return cta_per_row ? launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, kQuantThreads, kIn, kAct>, grid, stream, p)
+                       : launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, 32, kIn, kAct>, grid, stream, p);
   }
   if constexpr (kIn == Fp8QuantIn::kScatterTokens) {
     return cudaErrorInvalidValue;  // per-row scales only (valid_input)
@@ -738,27 +749,26 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
   const int64_t teams_per_cta = kQuantThreads / 32 * (32 / team);
   const int64_t blocks = (teams + teams_per_cta - 1) / teams_per_cta;
   if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
-  fp8_quantize_spans_kernel<T, kIn, kAct><<<static_cast<unsigned>(blocks), kQuantThreads, 0, stream>>>(p, span, team,
-                                                                                                      per_team);
-  return cudaGetLastError();
+  return launch_maybe_pdl(pdl, fp8_quantize_spans_kernel<T, kIn, kAct>, static_cast<unsigned>(blocks), stream, p, span,
+                          team, per_team);
   }
 }
 
 template <typename T>
-cudaError_t launch_fp8_quantize_view(const Fp8QuantParams& p, cudaStream_t stream) {
+cudaError_t launch_fp8_quantize_view(const Fp8QuantParams& p, cudaStream_t stream, bool pdl) {
   switch (p.in_kind) {
     // The plain views have no activation: one instantiation (kSilu, unused).
-    case Fp8QuantIn::kRows: return launch_fp8_quantize_typed<T, Fp8QuantIn::kRows, GatedAct::kSilu>(p, stream);
+    case Fp8QuantIn::kRows: return launch_fp8_quantize_typed<T, Fp8QuantIn::kRows, GatedAct::kSilu>(p, stream, pdl);
     case Fp8QuantIn::kGatherTokens:
-      return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatherTokens, GatedAct::kSilu>(p, stream);
+      return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatherTokens, GatedAct::kSilu>(p, stream, pdl);
     case Fp8QuantIn::kScatterTokens:
-      return launch_fp8_quantize_typed<T, Fp8QuantIn::kScatterTokens, GatedAct::kSilu>(p, stream);
+      return launch_fp8_quantize_typed<T, Fp8QuantIn::kScatterTokens, GatedAct::kSilu>(p, stream, pdl);
     case Fp8QuantIn::kGatedAct:
       switch (p.act) {
-        case GatedAct::kSilu: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kSilu>(p, stream);
-        case GatedAct::kGelu: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kGelu>(p, stream);
+        case GatedAct::kSilu: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kSilu>(p, stream, pdl);
+        case GatedAct::kGelu: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kGelu>(p, stream, pdl);
         case GatedAct::kGeluTanh:
-          return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kGeluTanh>(p, stream);
+          return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kGeluTanh>(p, stream, pdl);
       }
       return cudaErrorInvalidValue;
   }
@@ -784,7 +794,7 @@ cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t
   return cudaGetLastError();
 }
 
-cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
+cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bool after_predecessor) {
   if (!valid_input(p) || p.out == nullptr) return cudaErrorInvalidValue;
   if (p.kind == Fp8ActScale::kGroup && (p.group <= 0 || p.group % kVec != 0)) return cudaErrorInvalidValue;
   if (p.kind == Fp8ActScale::kTensor && p.tensor_scale == nullptr && p.amax == nullptr) return cudaErrorInvalidValue;
@@ -795,8 +805,8 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream) {
     return cudaErrorInvalidValue;
   }
   if (p.rows == 0) return cudaSuccess;
-  return p.elem == ElemType::kBF16 ? launch_fp8_quantize_view<__nv_bfloat16>(p, stream)
-                                   : launch_fp8_quantize_view<__half>(p, stream);
+  return p.elem == ElemType::kBF16 ? launch_fp8_quantize_view<__nv_bfloat16>(p, stream, after_predecessor)
+                                   : launch_fp8_quantize_view<__half>(p, stream, after_predecessor);
 }
 
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,

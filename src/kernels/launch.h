@@ -56,7 +56,11 @@ struct AlignParams {
   int32_t* row_of_pair = nullptr;       // [pairs] out, optional: each pair's position in sorted_pairs, -1
                                         // where its expert is not local
 };
-cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream);
+/// beside_predecessor: the one-CTA kernel (pairs up to 2048) may start while the kernel before
+/// it runs, which must write nothing it reads (the small-M FP8 path's x quantization), and
+/// which lets its successors launch early; it ends after that kernel, so that its successor's
+/// wait covers both. The multi-CTA kernels ignore it.
+cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool beside_predecessor = false);
 
 /// small_m_splitk: the experts' weight rows streamed through tensor-core MMAs with swapped
 /// operands (16 weight rows x 8 tokens), each hit expert's rows read once per 8 * n_tiles of
@@ -212,7 +216,11 @@ struct Fp8QuantParams {
   GatedAct act = GatedAct::kSilu;         // kGatedAct
   const float* topk_weights = nullptr;    // kGatedAct: the routed weights applied on the input, or nullptr
 };
-cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream);
+/// after_predecessor: a programmatic dependent launch that waits for the kernel before it
+/// before reading (the small-M path's intermediate, after the gate-up GEMV). Every quantize
+/// kernel lets its successor launch at once (a launch_align_tokens beside it, or a GEMV that
+/// waits for it).
+cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bool after_predecessor = false);
 
 /// fp8_gemv: small_m_splitk's grid, split-K and epilogue over e4m3 weights and activations
 /// quantized by fp8_quantize (fp16 holding e4m3 values: products exact, fp32 accumulation),

@@ -106,6 +106,11 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
     if (e >= 0) p.sorted_pairs[pos] = static_cast<int>(i);
     if (p.row_of_pair != nullptr) p.row_of_pair[i] = pos;
   }
+  // Launched beside its predecessor (launch_align_tokens' beside_predecessor: it reads nothing
+  // that kernel writes), this grid ends only after that one: the successor's wait below then
+  // covers both. Launched in stream order, the wait returns at once. Keep it reachable: an
+  // early return of the whole CTA above would let the grid end before its predecessor.
+  wait_for_predecessor();
   // The GEMM launched after this one (programmatic dependent launch) may start; it waits for
   // this grid's completion before reading the alignment.
   asm volatile("griddepcontrol.launch_dependents;" :::);
@@ -181,10 +186,11 @@ __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParam
 
 }  // namespace
 
-cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream) {
+cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool beside_predecessor) {
   if (p.num_experts <= 0 || p.num_experts > kMaxExperts) return cudaErrorInvalidValue;
   const int threads = p.num_experts <= 256 ? 256 : kMaxThreads;
   if (p.pairs <= kSingleCtaPairs) {
+    if (beside_predecessor) return launch_with_pdl(align_tokens_kernel, dim3(1), dim3(threads), stream, p);
     align_tokens_kernel<<<1, threads, 0, stream>>>(p);
     return cudaGetLastError();
   }

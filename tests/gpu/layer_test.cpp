@@ -588,25 +588,41 @@ TEST(RoutingTopk, BadArgumentsAreNamed) {
   EXPECT_EQ(st.code(), StatusCode::kNotImplemented);
 }
 
-TEST_P(DenseLayer, CudaGraphReplaysWithNewRouting) {
-  REQUIRE_GPU();
-  GpuCase c = bench_case("qwen3_30b_a3b_tp1", 16);
+// The whole layer captured once in a CUDA graph, replayed with new routing written into the
+// buffers it reads the ids and weights from, the workspace poisoned before each replay (a
+// kernel reading another's output before it is written reads the poison, not the last
+// replay's values); each replay checked against the reference. Per-tensor dynamic scales: the
+// reference runs on the replay's own scales, as in run_case.
+void run_graph_replay_case(const GpuCase& c) {
   ref::LayerData d;
   make_inputs(c, 1, &d);
-  const ref::Checkpoint& ck = checkpoint_for(c.shape, c.act);
+  const ref::Checkpoint& ck = checkpoint_for(c.shape, c.act, c.quant);
   tools::GpuLayer layer;
   ASSERT_TRUE(layer.load_weights(c.shape, c.act, ck, nullptr).ok());
   const ref::Routing routing = routing_of(d);
   ASSERT_TRUE(layer.set_inputs(d.inputs, &routing, c.path).ok());
-  cudaStream_t stream;
-  CUDA_OK(cudaStreamCreate(&stream));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
+  KernelPath taken = KernelPath::kAuto;
+  ASSERT_TRUE(planned_path(layer.args(), &taken).ok());
+  ref::LayerOptions opt;  // the reference rounds where the path run rounds (FP8: e4m3 boundaries)
+  opt.round_gate_up = path_rounds_gate_up(taken, c.quant, layer.args().weights->gate_up_interleaved);
+  struct Graph {  // released on every exit, failed assertions included
+    cudaStream_t stream = nullptr;
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ~Graph() {
+      if (exec != nullptr) cudaGraphExecDestroy(exec);
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      if (stream != nullptr) cudaStreamDestroy(stream);
+    }
+  } g;
+  CUDA_OK(cudaStreamCreate(&g.stream));
+  cudaStream_t stream = g.stream;
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   const Status st = layer.run(stream);
-  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  CUDA_OK(cudaStreamEndCapture(stream, &g.graph));
   ASSERT_TRUE(st.ok()) << st.message();
-  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_OK(cudaGraphInstantiate(&g.exec, g.graph, 0));
+  const bool dynamic = c.quant.act_quant == ActQuant::kPerTensorDynamic;
   // The buffers the graph reads the routing from.
   auto* ids = const_cast<int32_t*>(layer.args().inputs.topk_ids);
   auto* weights = const_cast<float*>(layer.args().inputs.topk_weights);
@@ -616,19 +632,25 @@ TEST_P(DenseLayer, CudaGraphReplaysWithNewRouting) {
     // Same x, new routing.
     CUDA_OK(cudaMemcpy(ids, next.topk_ids.data(), next.topk_ids.size() * 4, cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(weights, next.topk_weights.data(), next.topk_weights.size() * 4, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaGraphLaunch(exec, stream));  // the graph poisons the output before the layer
+    if (layer.workspace_bytes() > 0) CUDA_OK(cudaMemset(layer.workspace(), 0xff, layer.workspace_bytes()));
+    CUDA_OK(cudaGraphLaunch(g.exec, stream));  // the graph poisons the output before the layer
     CUDA_OK(cudaStreamSynchronize(stream));
     d.topk_ids = next.topk_ids;
     d.topk_weights = next.topk_weights;
     ref::bind(&d);
+    float gpu_scales[2] = {0.0f, 0.0f};
+    if (dynamic) ASSERT_TRUE(layer.fp8_dynamic_scales(gpu_scales).ok());
+    const MoeWeights w = dynamic ? ref::with_static_act_scales(ck.weights, gpu_scales) : ck.weights;
     std::vector<double> want;
-    ASSERT_TRUE(ref::run_layer(d.inputs, ck.weights, ref::LayerOptions(), &want).ok());
-    const ref::Comparison cmp = ref::compare(want, gpu_output(layer), ref::kToleranceBF16);
-    EXPECT_TRUE(cmp.pass) << "replay with seed " << seed << ": " << cmp.describe();
+    ASSERT_TRUE(ref::run_layer(d.inputs, w, opt, &want).ok());
+    const ref::Comparison cmp = ref::compare(want, gpu_output(layer), ref::tolerance_for(c.act, c.quant));
+    EXPECT_TRUE(cmp.pass) << describe(c) << ", replay with seed " << seed << ": " << cmp.describe();
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(stream);
+}
+
+TEST_P(DenseLayer, CudaGraphReplaysWithNewRouting) {
+  REQUIRE_GPU();
+  run_graph_replay_case(bench_case("qwen3_30b_a3b_tp1", 16));
 }
 
 TEST_P(DenseLayer, SixtyFourBitIndexing) {
@@ -788,6 +810,23 @@ TEST_P(Fp8Layer, EveryScalingModeOnBenchShapes) {
       for (int64_t m : {1, 3, 16, 64}) run_fp8_case(bench_case(name, m), q);
       // Rows sampled; not under per-tensor dynamic scales (the reference needs every token).
       if (q.act_quant != ActQuant::kPerTensorDynamic) run_fp8_case(bench_case(name, 255, 16), q);
+    }
+  }
+}
+
+// The FP8 layer (x quantized before align on the small-M path, beside it) under a CUDA graph,
+// every scaling mode: per-tensor dynamic's graph holds the amax memsets and passes too.
+TEST_P(Fp8Layer, CudaGraphReplaysWithNewRouting) {
+  REQUIRE_GPU();
+  for (const QuantParams& q : {fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken),
+                               fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup),
+                               fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic),
+                               fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerTensorStatic)}) {
+    for (int64_t m : {1, 16}) {
+      GpuCase c = bench_case("qwen3_30b_a3b_tp1", m);
+      c.quant = q;
+      c.path = g_path;
+      run_graph_replay_case(c);
     }
   }
 }
