@@ -62,6 +62,14 @@ __device__ __forceinline__ int local_expert(const AlignParams& p, int64_t pair) 
   return local_expert_of(p.topk_ids[pair], p.expert_map, p.global_experts, p.num_experts);
 }
 
+// Pair i (local expert e, -1 where skipped) to its expert's next slot: sorted_pairs and,
+// where asked, row_of_pair (-1 for a skipped pair).
+__device__ __forceinline__ void place_pair(const AlignParams& p, int* s_cursor, int e, int64_t i) {
+  const int pos = e >= 0 ? atomicAdd(&s_cursor[e], 1) : -1;
+  if (e >= 0) p.sorted_pairs[pos] = static_cast<int>(i);
+  if (p.row_of_pair != nullptr) p.row_of_pair[i] = pos;
+}
+
 // Writes counts, offsets and the active list from one thread per expert (all threads call).
 __device__ void write_expert_table(const AlignParams& p, int count, int* s_warp, int* offset_out) {
   const int tid = threadIdx.x;
@@ -101,10 +109,7 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   if (tid < p.num_experts) s_cursor[tid] = offset;
   __syncthreads();
   for (int64_t i = tid; i < p.pairs; i += threads) {
-    const int e = local_expert(p, i);
-    const int pos = e >= 0 ? atomicAdd(&s_cursor[e], 1) : -1;
-    if (e >= 0) p.sorted_pairs[pos] = static_cast<int>(i);
-    if (p.row_of_pair != nullptr) p.row_of_pair[i] = pos;
+    place_pair(p, s_cursor, local_expert(p, i), i);
   }
   // Launched beside its predecessor (launch_align_tokens' beside_predecessor: it reads nothing
   // that kernel writes), this grid ends only after that one: the successor's wait below then
@@ -177,9 +182,7 @@ __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParam
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
     const int64_t i = base + static_cast<int64_t>(j) * kChunkThreads;
-    const int pos = e[j] >= 0 ? atomicAdd(&s_cursor[e[j]], 1) : -1;
-    if (e[j] >= 0) p.sorted_pairs[pos] = static_cast<int>(i);
-    if (p.row_of_pair != nullptr && i < p.pairs) p.row_of_pair[i] = pos;
+    if (i < p.pairs) place_pair(p, s_cursor, e[j], i);  // past the end e[j] is -1: nothing to place
   }
   asm volatile("griddepcontrol.launch_dependents;" :::);
 }
