@@ -151,7 +151,8 @@ __device__ __forceinline__ float scale_at(const QuantWeightsView& w, int64_t ind
 
 // A thread per (weight row, 128-k block, quarter): 32 codes -> 4 runs of 8 outputs. A CTA
 // covers rows_per_cta whole rows (short rows, e.g. DeepSeek-V3 TP8's w2 with K = 256, share a
-// CTA); rows of experts without pairs are skipped.
+// CTA); rows of experts without pairs are skipped. Index math is 32-bit below a row's base
+// (launch_wna16_dequant checks the bounds).
 constexpr int kDequantThreads = 128;
 
 inline int dequant_rows_per_cta(int64_t k) {
@@ -159,69 +160,116 @@ inline int dequant_rows_per_cta(int64_t k) {
   return units >= kDequantThreads ? 1 : kDequantThreads / units;
 }
 
-template <typename T, int kBits>
+// 2^23 as a float: the float whose bits are 0x4B000000 | c is 2^23 + c for c < 2^23, so a code
+// becomes a float with one OR, and (2^23 + c) - (2^23 + zero) = c - zero exactly.
+constexpr uint32_t kMagicBits = 0x4B000000u;
+constexpr float kMagic = 8388608.0f;
+
+// Code i (k offset i of the 8-k run) of a run's words: int4 nibble kNibbleK^-1[i] of one word
+// (even k in the low half-word, odd in the high), int8 byte i & 3 of word i >> 2.
+template <int kBits>
+__device__ __forceinline__ uint32_t run_code(const uint32_t* words, int i) {
+  return kBits == 4 ? field(words[0], (i & 1) ? 4 + (i >> 1) : (i >> 1), 4) : field(words[i >> 2], i & 3, 8);
+}
+
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float a, float b) {
+  uint32_t r;
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
+    memcpy(&r, &v, sizeof r);
+  } else {
+    const __half2 v = __floats2half2_rn(a, b);
+    memcpy(&r, &v, sizeof r);
+  }
+  return r;
+}
+
+// Scale and zero of (group g) at scale_base + g * N; zero_bias = 2^23 + zero.
+__device__ __forceinline__ void group_params(const QuantWeightsView& w, int64_t base, int64_t g_offset,
+                                             int32_t midpoint, int bits, float* scale, float* zero_bias) {
+  const int64_t at = base + g_offset;
+  int32_t zero = midpoint;
+  if (w.zeros != nullptr) {
+    zero = bits == 4 ? static_cast<int32_t>(static_cast<const uint8_t*>(w.zeros)[at])
+                     : static_cast<int32_t>(static_cast<const uint16_t*>(w.zeros)[at]);
+  }
+  *scale = scale_at(w, at);
+  *zero_bias = kMagic + static_cast<float>(zero);
+}
+
+template <typename T, int kBits, bool kActOrder>
 __global__ void __launch_bounds__(kDequantThreads) dequant_kernel(QuantDequantParams p, int rows_per_cta) {
-  using Zero = std::conditional_t<kBits == 4, uint8_t, uint16_t>;
   const QuantWeightsView& w = p.w;
-  const int64_t N = w.n, K = w.k;
-  const int units = static_cast<int>((K + 127) / 128) * 4;
-  const int64_t total_rows = static_cast<int64_t>(p.experts) * N;
+  const int N = static_cast<int>(w.n), K = static_cast<int>(w.k);
+  const int units = (K + 127) / 128 * 4;
+  const int total_rows = p.experts * N;
   const int64_t row_words = quant_row_words(K, kBits);
-  const Zero* zeros = static_cast<const Zero*>(w.zeros);
   const int32_t midpoint = 1 << (kBits - 1);
-  const int group_size = static_cast<int>(w.group_size < K ? w.group_size : K);
+  const int gs = static_cast<int>(w.group_size < K ? w.group_size : K);  // a multiple of 8
   for (int t = threadIdx.x; t < rows_per_cta * units; t += kDequantThreads) {
-    const int64_t row = static_cast<int64_t>(blockIdx.x) * rows_per_cta + t / units;  // (expert in range) * N + n
+    const int r = rows_per_cta == 1 ? 0 : t / units;
+    const int unit = t - r * units;
+    const int row = static_cast<int>(blockIdx.x) * rows_per_cta + r;  // (expert in range) * N + n
     if (row >= total_rows) break;
-    const int unit = t % units;
-    const int64_t le = row / N, n = row % N;
-    const int64_t e = p.e0 + le;
+    const int le = row / N, n = row - le * N;
+    const int e = p.e0 + le;
     if (p.expert_counts[e] == 0) continue;
-    const uint32_t* row_codes = w.codes + (e * N + n) * row_words;
-    const int64_t out_n = p.interleave_gate_up ? interleaved_gate_up_row(n, N / 2) : n;
-    T* out = static_cast<T*>(p.out) + (le * N + out_n) * K;
     const int j = unit >> 2, q = unit & 3;
-    uint32_t code_words[kBits];
+    const uint4* src = reinterpret_cast<const uint4*>(w.codes + (static_cast<int64_t>(e) * N + n) * row_words +
+                                                      j * 4 * kBits + q * kBits);
+    uint32_t words[kBits];
 #pragma unroll
     for (int v = 0; v < kBits / 4; ++v) {
-      const uint4 c = load_weight(reinterpret_cast<const uint4*>(row_codes + j * 4 * kBits + q * kBits) + v);
-      code_words[4 * v] = c.x;
-      code_words[4 * v + 1] = c.y;
-      code_words[4 * v + 2] = c.z;
-      code_words[4 * v + 3] = c.w;
+      const uint4 c = load_weight(src + v);
+      words[4 * v] = c.x;
+      words[4 * v + 1] = c.y;
+      words[4 * v + 2] = c.z;
+      words[4 * v + 3] = c.w;
     }
+    const int out_n = p.interleave_gate_up ? static_cast<int>(interleaved_gate_up_row(n, N / 2)) : n;
+    T* out = static_cast<T*>(p.out) + (static_cast<int64_t>(le) * N + out_n) * K;
+    const int64_t param_base = static_cast<int64_t>(e) * w.groups * N + n;  // (e, group 0, n)
+    // The group of run u (k0 = 128 j + 32 u + 8 q): divided once, then stepped by 32.
+    int k0 = j * 128 + 8 * q;
+    int g = k0 / gs, rem = k0 - g * gs;
+    float scale = 0.0f, zero_bias = 0.0f;
+    const int last_group = static_cast<int>(w.groups) - 1;  // g stays in range even for a bad group size
+    if (!kActOrder) group_params(w, param_base, static_cast<int64_t>(min(g, last_group)) * N, midpoint, kBits, &scale, &zero_bias);
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      const int k0 = j * 128 + 32 * u + 8 * q;
+    for (int u = 0; u < 4; ++u, k0 += 32) {
       if (k0 >= K) break;
-      // Without act-order the 8 codes share a group (group sizes are multiples of 8).
-      float zero = 0.0f, scale = 0.0f;
-      if (w.g_idx == nullptr) {
-        int64_t g = k0 / group_size;
-        g = g < w.groups ? g : w.groups - 1;
-        const int64_t at = (e * w.groups + g) * N + n;
-        zero = static_cast<float>(zeros ? static_cast<int32_t>(zeros[at]) : midpoint);
-        scale = scale_at(w, at);
+      if (!kActOrder && u > 0) {
+        const int g_was = g;
+        for (rem += 32; rem >= gs; rem -= gs) ++g;
+        if (g != g_was) {
+          group_params(w, param_base, static_cast<int64_t>(min(g, last_group)) * N, midpoint, kBits, &scale, &zero_bias);
+        }
       }
-      T vals[8];
+      const uint32_t* run = kBits == 4 ? &words[u] : &words[2 * u];
+      float vals[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        // int4: the nibble holding k offset i (inverse of kNibbleK); int8: byte i of the step.
-        const uint32_t code = kBits == 4 ? field(code_words[u], (i & 1) ? 4 + (i >> 1) : (i >> 1), 4)
-                                         : field(code_words[2 * u + (i >> 2)], i & 3, 8);
-        if (w.g_idx != nullptr) {
-          int64_t g = w.g_idx[e * K + k0 + i];
-          g = g < 0 ? 0 : g < w.groups ? g : w.groups - 1;  // a bad g_idx must not read out of bounds
-          const int64_t at = (e * w.groups + g) * N + n;
-          zero = static_cast<float>(zeros ? static_cast<int32_t>(zeros[at]) : midpoint);
-          scale = scale_at(w, at);
+        if (kActOrder) {
+          int64_t gi = w.g_idx[static_cast<int64_t>(e) * K + k0 + i];
+          gi = gi < 0 ? 0 : gi < w.groups ? gi : w.groups - 1;  // a bad g_idx must not read out of bounds
+          group_params(w, param_base, gi * N, midpoint, kBits, &scale, &zero_bias);
         }
-        vals[i] = Elem<T>::from_float((static_cast<float>(code) - zero) * scale);
+        vals[i] = (__uint_as_float(kMagicBits | run_code<kBits>(run, i)) - zero_bias) * scale;
       }
-      uint4 packed;
-      memcpy(&packed, vals, sizeof packed);
+      const uint4 packed = make_uint4(pack2<T>(vals[0], vals[1]), pack2<T>(vals[2], vals[3]),
+                                      pack2<T>(vals[4], vals[5]), pack2<T>(vals[6], vals[7]));
       *reinterpret_cast<uint4*>(out + k0) = packed;
     }
+  }
+}
+
+template <typename T, int kBits>
+void launch_dequant_bits(const QuantDequantParams& p, unsigned ctas, int rows_per_cta, cudaStream_t stream) {
+  if (p.w.g_idx != nullptr) {
+    dequant_kernel<T, kBits, true><<<ctas, kDequantThreads, 0, stream>>>(p, rows_per_cta);
+  } else {
+    dequant_kernel<T, kBits, false><<<ctas, kDequantThreads, 0, stream>>>(p, rows_per_cta);
   }
 }
 
@@ -231,9 +279,9 @@ cudaError_t launch_dequant_typed(const QuantDequantParams& p, cudaStream_t strea
   const int64_t ctas = (static_cast<int64_t>(p.experts) * p.w.n + rows_per_cta - 1) / rows_per_cta;
   if (ctas > 0x7fffffff) return cudaErrorInvalidValue;
   if (p.w.bits == 4) {
-    dequant_kernel<T, 4><<<static_cast<unsigned>(ctas), kDequantThreads, 0, stream>>>(p, rows_per_cta);
+    launch_dequant_bits<T, 4>(p, static_cast<unsigned>(ctas), rows_per_cta, stream);
   } else {
-    dequant_kernel<T, 8><<<static_cast<unsigned>(ctas), kDequantThreads, 0, stream>>>(p, rows_per_cta);
+    launch_dequant_bits<T, 8>(p, static_cast<unsigned>(ctas), rows_per_cta, stream);
   }
   return cudaGetLastError();
 }
@@ -252,7 +300,9 @@ cudaError_t launch_wna16_repack(const QuantRepackParams& p, cudaStream_t stream)
 }
 
 cudaError_t launch_wna16_dequant(const QuantDequantParams& p, cudaStream_t stream) {
+  // 32-bit rows (experts * N) and k; a group size that is a multiple of 8 (one scale per run).
   if (p.w.k % kVec != 0 || p.w.k >= (int64_t{1} << 30) || p.experts <= 0 || (p.w.bits != 4 && p.w.bits != 8) ||
+      p.w.n <= 0 || p.experts * p.w.n >= (int64_t{1} << 31) || p.w.group_size <= 0 || p.w.group_size % kVec != 0 ||
       (p.interleave_gate_up && p.w.n % 16 != 0)) {
     return cudaErrorInvalidValue;
   }
