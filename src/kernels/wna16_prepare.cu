@@ -300,9 +300,11 @@ cudaError_t launch_wna16_repack(const QuantRepackParams& p, cudaStream_t stream)
 }
 
 cudaError_t launch_wna16_dequant(const QuantDequantParams& p, cudaStream_t stream) {
-  // 32-bit rows (experts * N) and k; a group size that is a multiple of 8 (one scale per run).
+  // 32-bit rows (experts * N, with the last CTA's overshoot of fewer than kDequantThreads rows)
+  // and k; at least one group, of a size that is a multiple of 8 (one scale per run).
   if (p.w.k % kVec != 0 || p.w.k >= (int64_t{1} << 30) || p.experts <= 0 || (p.w.bits != 4 && p.w.bits != 8) ||
-      p.w.n <= 0 || p.experts * p.w.n >= (int64_t{1} << 31) || p.w.group_size <= 0 || p.w.group_size % kVec != 0 ||
+      p.w.n <= 0 || p.experts * p.w.n >= (int64_t{1} << 31) - kDequantThreads || p.w.groups < 1 ||
+      p.w.group_size <= 0 || p.w.group_size % kVec != 0 ||
       (p.interleave_gate_up && p.w.n % 16 != 0)) {
     return cudaErrorInvalidValue;
   }
