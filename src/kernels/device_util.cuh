@@ -154,4 +154,12 @@ cudaError_t launch_with_pdl(Kernel kernel, dim3 grid, dim3 block, cudaStream_t s
   return launch_with_pdl_smem(kernel, grid, block, 0, stream, args...);
 }
 
+// A programmatic dependent launch (pdl) or one in stream order.
+template <typename Kernel, typename... Args>
+cudaError_t launch_maybe_pdl(bool pdl, Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
+  if (pdl) return launch_with_pdl(kernel, grid, block, stream, args...);
+  kernel<<<grid, block, 0, stream>>>(args...);
+  return cudaGetLastError();
+}
+
 }  // namespace fusedmoe::kernels

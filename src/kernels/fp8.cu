@@ -714,14 +714,6 @@ bool valid_input(const Fp8QuantParams& p) {
   return false;
 }
 
-// A programmatic dependent launch (pdl) or one in stream order.
-template <typename Kernel, typename... Args>
-cudaError_t launch_maybe_pdl(bool pdl, Kernel kernel, unsigned grid, cudaStream_t stream, Args... args) {
-  if (pdl) return launch_with_pdl(kernel, dim3(grid), dim3(kQuantThreads), stream, args...);
-  kernel<<<grid, kQuantThreads, 0, stream>>>(args...);
-  return cudaGetLastError();
-}
-
 template <typename T, Fp8QuantIn kIn, GatedAct kAct>
 cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stream, bool pdl) {
   constexpr int64_t kMaxBlocks = 0x7fffffff;
@@ -733,8 +725,9 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
     const int64_t blocks = cta_per_row ? p.rows : (p.rows + kQuantThreads / 32 - 1) / (kQuantThreads / 32);
     if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
     const unsigned grid = static_cast<unsigned>(blocks);
-    return cta_per_row ? launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, kQuantThreads, kIn, kAct>, grid, stream, p)
-                       : launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, 32, kIn, kAct>, grid, stream, p);
+    return cta_per_row
+               ? launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, kQuantThreads, kIn, kAct>, grid, kQuantThreads, stream, p)
+               : launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, 32, kIn, kAct>, grid, kQuantThreads, stream, p);
   }
   if constexpr (kIn == Fp8QuantIn::kScatterTokens) {
     return cudaErrorInvalidValue;  // per-row scales only (valid_input)
@@ -749,8 +742,8 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
   const int64_t teams_per_cta = kQuantThreads / 32 * (32 / team);
   const int64_t blocks = (teams + teams_per_cta - 1) / teams_per_cta;
   if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
-  return launch_maybe_pdl(pdl, fp8_quantize_spans_kernel<T, kIn, kAct>, static_cast<unsigned>(blocks), stream, p, span,
-                          team, per_team);
+  return launch_maybe_pdl(pdl, fp8_quantize_spans_kernel<T, kIn, kAct>, static_cast<unsigned>(blocks), kQuantThreads,
+                          stream, p, span, team, per_team);
   }
 }
 

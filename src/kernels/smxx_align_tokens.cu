@@ -193,9 +193,7 @@ cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool 
   if (p.num_experts <= 0 || p.num_experts > kMaxExperts) return cudaErrorInvalidValue;
   const int threads = p.num_experts <= 256 ? 256 : kMaxThreads;
   if (p.pairs <= kSingleCtaPairs) {
-    if (beside_predecessor) return launch_with_pdl(align_tokens_kernel, dim3(1), dim3(threads), stream, p);
-    align_tokens_kernel<<<1, threads, 0, stream>>>(p);
-    return cudaGetLastError();
+    return launch_maybe_pdl(beside_predecessor, align_tokens_kernel, 1, threads, stream, p);
   }
   if (p.block_counts == nullptr) return cudaErrorInvalidValue;
   const int64_t chunks = (p.pairs + kChunk - 1) / kChunk;
