@@ -317,13 +317,19 @@ Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const 
   p.act = how.act;
   p.topk_weights = how.topk_weights;
   if (q.act_quant == ActQuant::kPerTensorStatic) p.tensor_scale = static_scale;
-  if (q.act_quant == ActQuant::kPerTensorDynamic && !how.amax_ready) {
+  // A small tensor of plain rows (decode): one CTA takes its amax and quantizes it, no amax
+  // pass and no memset first. It still leaves the amax in its slot (GpuLayer reads it).
+  p.whole_tensor = q.act_quant == ActQuant::kPerTensorDynamic && !how.amax_ready && how.amax_in == nullptr &&
+                   how.grouped == nullptr && how.source == kernels::Fp8QuantIn::kRows && cols > 0 &&
+                   rows <= kernels::kFp8WholeTensorValues / cols;
+  if (p.whole_tensor) p.amax_out = amax;
+  if (q.act_quant == ActQuant::kPerTensorDynamic && !how.amax_ready && !p.whole_tensor) {
     const bool own = how.amax_in == nullptr;
     const cudaError_t err = kernels::launch_fp8_amax(elem, own ? in : how.amax_in, own ? rows : how.amax_rows, cols,
                                                      own ? live_rows : nullptr, amax, stream);
     if (err != cudaSuccess) return cuda_error(err, std::string("fp8_amax ") + what);
   }
-  if (q.act_quant == ActQuant::kPerTensorDynamic) p.amax = amax;
+  if (q.act_quant == ActQuant::kPerTensorDynamic && !p.whole_tensor) p.amax = amax;
   const cudaError_t err = kernels::launch_fp8_quantize(p, stream, how.after_predecessor);
   return err == cudaSuccess ? Status() : cuda_error(err, std::string("fp8_quantize ") + what);
 }

@@ -303,9 +303,12 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
 // computed once. Longer rows, and the CTA per row (decode: held rows made M = 1 0.3-0.9 us
 // slower, v24), read the row again (a gated activation computed again). kScatterTokens: the
 // row is token `row`, quantized once and stored at the rows of its local pairs.
-template <typename T, int kRowThreads, Fp8QuantIn kIn, GatedAct kAct>
+// kWhole: one CTA over the whole tensor (whole_tensor: its live rows are contiguous, one
+// "row" of live_rows * cols values under one per-tensor scale).
+template <typename T, int kRowThreads, Fp8QuantIn kIn, GatedAct kAct, bool kWhole = false>
 __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p) {
   static_assert(kRowThreads == 32 || kRowThreads == kQuantThreads, "a warp or the CTA per row");
+  static_assert(!kWhole || (kRowThreads == kQuantThreads && kIn == Fp8QuantIn::kRows), "one CTA, plain rows");
   wait_for_predecessor();  // launched after_predecessor; else returns at once
   allow_successor();       // a successor waits for this grid's end before it reads
   using Row = QuantRow<T, kIn, kAct>;
@@ -313,8 +316,10 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   constexpr int kBatch = Row::kGated || !kHold ? 4 : 8;  // 32 registers of loads (the CTA's: 16 or 32)
   __shared__ float s_max[kQuantThreads / 32];
   const int tid = threadIdx.x % kRowThreads;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * (kQuantThreads / kRowThreads) + threadIdx.x / kRowThreads;
-  if (row >= live_row_count(p)) return;  // uniform over the row's threads (a warp or the CTA)
+  const int64_t row = kWhole ? 0 : static_cast<int64_t>(blockIdx.x) * (kQuantThreads / kRowThreads) + threadIdx.x / kRowThreads;
+  // Uniform over the row's threads (a warp or the CTA). The whole tensor writes its scale
+  // even with no live rows (1, as the amax pass's zero gives).
+  if (!kWhole && row >= live_row_count(p)) return;
   constexpr bool kScatter = kIn == Fp8QuantIn::kScatterTokens;
   // Where the quantized row goes: `row`, or (kScatter) the rows of the token's local pairs.
   const auto for_each_dest = [&](auto&& store_at) {
@@ -332,7 +337,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
     for (int32_t k = 0; k < p.topk; ++k) any |= p.row_of_pair[row * p.topk + k] >= 0;
     if (!any) return;  // uniform over the row's threads
   }
-  const int64_t vecs = p.cols / kVec;
+  const int64_t vecs = kWhole ? live_row_count(p) * p.cols / kVec : p.cols / kVec;
   const Row src = quant_row<T, kIn, kAct>(p, row, tid == 0);
   uint4 held[kHold ? kBatch : 1];  // the last batch as T values (the whole row when it fits one batch)
   const auto fetch_batch = [&](int64_t v0, uint4(&raw)[kBatch][Row::kLoads]) {
@@ -358,6 +363,9 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
 #pragma unroll
     for (int w = 0; w < kRowThreads / 32; ++w) m = fmaxf(m, s_max[w]);
   }
+  // The whole tensor's amax, where a reader expects what launch_fp8_amax leaves: the same
+  // float (NaN ignored by both, infinity kept).
+  if (kWhole && tid == 0 && p.amax_out != nullptr) *p.amax_out = m;
   const DynamicScale q(dynamic_scale(m));
   if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {  // the row's scale for each of its blocks
     const int64_t kbs = (p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
@@ -720,6 +728,11 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
   // Threads the H100/H200 hold at once (132 SMs x 2048): the mappings below spread a few rows
   // over about this many threads and give many rows fewer threads each.
   constexpr int64_t kResidentThreads = 132 * 2048;
+  if constexpr (kIn == Fp8QuantIn::kRows) {
+    if (p.whole_tensor) {
+      return launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, kQuantThreads, kIn, kAct, true>, 1, kQuantThreads, stream, p);
+    }
+  }
   if (p.kind == Fp8ActScale::kRow) {
     const bool cta_per_row = p.rows * kQuantThreads <= kResidentThreads;
     const int64_t blocks = cta_per_row ? p.rows : (p.rows + kQuantThreads / 32 - 1) / (kQuantThreads / 32);
@@ -790,7 +803,14 @@ cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t
 cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bool after_predecessor) {
   if (!valid_input(p) || p.out == nullptr) return cudaErrorInvalidValue;
   if (p.kind == Fp8ActScale::kGroup && (p.group <= 0 || p.group % kVec != 0)) return cudaErrorInvalidValue;
-  if (p.kind == Fp8ActScale::kTensor && p.tensor_scale == nullptr && p.amax == nullptr) return cudaErrorInvalidValue;
+  if (p.whole_tensor && (p.kind != Fp8ActScale::kTensor || p.tensor_scale != nullptr || p.in_kind != Fp8QuantIn::kRows ||
+                         p.out_kind != Fp8QuantOut::kF16Values || p.scales == nullptr ||
+                         p.cols <= 0 || p.rows > kFp8WholeTensorValues / p.cols)) {
+    return cudaErrorInvalidValue;
+  }
+  if (p.kind == Fp8ActScale::kTensor && p.tensor_scale == nullptr && p.amax == nullptr && !p.whole_tensor) {
+    return cudaErrorInvalidValue;
+  }
   if (p.kind != Fp8ActScale::kTensor && p.scales == nullptr) return cudaErrorInvalidValue;
   if (p.out_kind == Fp8QuantOut::kE4M3Grouped &&
       (p.scales == nullptr || p.expert_offsets == nullptr || p.num_experts <= 0 ||

@@ -215,7 +215,13 @@ struct Fp8QuantParams {
   int32_t* row_of_pair = nullptr;         // kGatherTokens: [m * topk] out; kScatterTokens: in
   GatedAct act = GatedAct::kSilu;         // kGatedAct
   const float* topk_weights = nullptr;    // kGatedAct: the routed weights applied on the input, or nullptr
+  bool whole_tensor = false;  // kTensor dynamic at decode sizes: one CTA reduces the amax itself (amax unused)
+  float* amax_out = nullptr;  // whole_tensor: where it stores that amax (launch_fp8_amax's value), or nullptr
 };
+/// whole_tensor: kTensor with no tensor_scale, kRows in, kF16Values out, rows * cols at most
+/// kFp8WholeTensorValues: one CTA reads the live rows twice (the amax, then the codes), so no
+/// amax pass and no memset run before it.
+inline constexpr int64_t kFp8WholeTensorValues = 16384;
 /// after_predecessor: a programmatic dependent launch that waits for the kernel before it
 /// before reading (the small-M path's intermediate, after the gate-up GEMV). Every quantize
 /// kernel lets its successor launch at once (a launch_align_tokens beside it, or a GEMV that

@@ -815,7 +815,8 @@ TEST_P(Fp8Layer, EveryScalingModeOnBenchShapes) {
 }
 
 // The FP8 layer (x quantized before align on the small-M path, beside it) under a CUDA graph,
-// every scaling mode: per-tensor dynamic's graph holds the amax memsets and passes too.
+// every scaling mode: per-tensor dynamic's graph (the whole-tensor quantizer at M = 1, the
+// amax memsets and passes at M = 16) passes too.
 TEST_P(Fp8Layer, CudaGraphReplaysWithNewRouting) {
   REQUIRE_GPU();
   for (const QuantParams& q : {fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken),
@@ -846,6 +847,9 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   ep.ep_half = true;  // half the experts on other GPUs: the intermediate's live rows only
   run_fp8_case(ep, fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic));
   run_fp8_case(ep, channel);  // per-token x: the rows of the local pairs only
+  GpuCase ep_decode = custom(1, 32, 1024, 512, 4, "uniform");
+  ep_decode.ep_half = true;  // decode-sized per-tensor dynamic: both tensors in one CTA (whole_tensor), live rows only
+  run_fp8_case(ep_decode, fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic));
   GpuCase ep_one = custom(40, 16, 512, 256, 1, "uniform");
   ep_one.ep_half = true;  // topk 1: about half the tokens have no local pair
   run_fp8_case(ep_one, channel);

@@ -95,12 +95,15 @@ struct QuantCase {
   bool static_scale = false;
   float scale = 1.0f;  // static
   bool specials = false;  // a NaN and an infinity (make_matrix)
+  bool whole = false;     // kTensor dynamic through whole_tensor (one CTA, no amax pass)
+  int64_t live = -1;      // >= 0: a device live-row count (rows past it neither read nor written)
   std::string describe() const {
     static const char* kKinds[3] = {"tensor", "row", "group"};
     return std::string(elem == ElemType::kBF16 ? "bf16" : "fp16") + " rows " + std::to_string(rows) + " cols " +
            std::to_string(cols) + " " + kKinds[static_cast<int>(kind)] +
            (kind == Fp8ActScale::kGroup ? " group " + std::to_string(group) : "") +
-           (static_scale ? " static " + std::to_string(scale) : "") + (specials ? " nan/inf" : "");
+           (static_scale ? " static " + std::to_string(scale) : "") + (specials ? " nan/inf" : "") +
+           (whole ? " whole tensor" : "") + (live >= 0 ? " live " + std::to_string(live) : "");
   }
 };
 
@@ -112,6 +115,10 @@ void check_quantizer(const QuantCase& c, uint64_t seed) {
   const int64_t n_scales = c.kind == Fp8ActScale::kTensor ? 1 : c.rows * spans_per_row;
   DeviceBuffer<uint16_t> in(n), out(n);
   DeviceBuffer<float> scales(n_scales), amax(1), tensor_scale(1);
+  DeviceBuffer<int64_t> live_rows(1);
+  const int64_t live = c.live >= 0 ? std::min(c.live, c.rows) : c.rows;
+  CUDA_OK(cudaMemcpy(live_rows.p, &live, sizeof live, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemset(amax.p, 0xff, sizeof(float)));  // poisoned: the whole tensor's amax_out must write it
   CUDA_OK(cudaMemcpy(in.p, x.bits.data(), n * sizeof(uint16_t), cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemset(out.p, 0x7f, n * sizeof(uint16_t)));  // poisoned: fp16 NaN
   CUDA_OK(cudaMemset(scales.p, 0xff, n_scales * sizeof(float)));
@@ -126,9 +133,13 @@ void check_quantizer(const QuantCase& c, uint64_t seed) {
   p.group = c.group;
   p.out = out.p;
   p.scales = scales.p;
+  if (c.live >= 0) p.live_rows = live_rows.p;
   if (c.kind == Fp8ActScale::kTensor && c.static_scale) p.tensor_scale = tensor_scale.p;
-  if (c.kind == Fp8ActScale::kTensor && !c.static_scale) {
-    CUDA_OK(kernels::launch_fp8_amax(c.elem, in.p, c.rows, c.cols, nullptr, amax.p, nullptr));
+  if (c.whole) {
+    p.whole_tensor = true;
+    p.amax_out = amax.p;
+  } else if (c.kind == Fp8ActScale::kTensor && !c.static_scale) {
+    CUDA_OK(kernels::launch_fp8_amax(c.elem, in.p, c.rows, c.cols, p.live_rows, amax.p, nullptr));
     p.amax = amax.p;
   }
   CUDA_OK(kernels::launch_fp8_quantize(p, nullptr));
@@ -141,12 +152,17 @@ void check_quantizer(const QuantCase& c, uint64_t seed) {
   // The reference's scales: per span, in fp32 (|v| of a bf16/fp16 value is exact in fp32).
   std::vector<float> want_scales(static_cast<size_t>(n_scales));
   if (c.kind == Fp8ActScale::kTensor) {
-    float a = 0.0f;
-    for (int64_t i = 0; i < n; ++i) a = std::fmax(a, std::fabs(x.value(i)));
+    float a = 0.0f;  // over the live rows (std::fmax: a NaN is ignored, as by the kernels)
+    for (int64_t i = 0; i < live * c.cols; ++i) a = std::fmax(a, std::fabs(x.value(i)));
     want_scales[0] = c.static_scale ? c.scale : ref::fp8_dynamic_scale(a);
+    if (c.whole) {  // the amax it leaves for GpuLayer, as launch_fp8_amax would
+      float got_amax = 0.0f;
+      CUDA_OK(cudaMemcpy(&got_amax, amax.p, sizeof got_amax, cudaMemcpyDeviceToHost));
+      ASSERT_EQ(ref::float_bits(got_amax), ref::float_bits(a)) << "amax_out: got " << got_amax << " want " << a;
+    }
   } else {
     const int64_t span = c.kind == Fp8ActScale::kGroup ? c.group : c.cols;
-    for (int64_t r = 0; r < c.rows; ++r) {
+    for (int64_t r = 0; r < live; ++r) {
       for (int64_t sp = 0; sp < spans_per_row; ++sp) {
         float a = 0.0f;
         for (int64_t k = sp * span; k < std::min(c.cols, (sp + 1) * span); ++k) {
@@ -156,13 +172,18 @@ void check_quantizer(const QuantCase& c, uint64_t seed) {
       }
     }
   }
-  for (int64_t i = 0; i < n_scales; ++i) {
+  const int64_t live_scales = c.kind == Fp8ActScale::kTensor ? 1 : live * spans_per_row;
+  for (int64_t i = 0; i < live_scales; ++i) {
     ASSERT_EQ(ref::float_bits(got_scales[i]), ref::float_bits(want_scales[i]))
         << "scale " << i << ": got " << got_scales[i] << " want " << want_scales[i];
   }
   int64_t nonzero = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t r = i / c.cols, k = i % c.cols;
+    if (r >= live) {  // past the live rows: not written
+      ASSERT_EQ(got[i], 0x7f7f) << "row " << r << " col " << k << " (not live) was written";
+      continue;
+    }
     const float s = c.kind == Fp8ActScale::kTensor ? want_scales[0]
                     : c.kind == Fp8ActScale::kRow  ? want_scales[r]
                                                    : want_scales[r * spans_per_row + k / c.group];
@@ -209,8 +230,42 @@ TEST(Fp8Quantize, CodesAndScalesMatchTheReferenceBitForBit) {
       c.rows = 8;  // the CTA-per-row kernel, and decode-sized spans
       check_quantizer(c, seed++);
     }
+    // The whole tensor in one CTA (decode sizes): one row and two rows of 7168; 8 x 2048
+    // (exactly kFp8WholeTensorValues: two batches of the CTA's loads per pass, the largest
+    // rows, 4-7, only in the second); 16 x 1000 with a NaN and an infinity; and 16 x 1000 with
+    // 5 live rows (a device count), where the rows past them hold larger values (bf16).
+    for (int64_t rows : {1, 2}) check_quantizer({elem, rows, 7168, Fp8ActScale::kTensor, 128, false, 1.0f, false, true}, seed++);
+    check_quantizer({elem, 8, 2048, Fp8ActScale::kTensor, 128, false, 1.0f, false, true}, seed++);
+    check_quantizer({elem, 16, 1000, Fp8ActScale::kTensor, 128, false, 1.0f, true, true}, seed++);
+    check_quantizer({elem, 16, 1000, Fp8ActScale::kTensor, 128, false, 1.0f, false, true, 5}, seed++);
+    check_quantizer({elem, 16, 1000, Fp8ActScale::kTensor, 128, false, 1.0f, false, false, 5}, seed++);  // the two-pass path, same live rows
     if (testing::Test::HasFatalFailure()) return;
   }
+}
+
+
+TEST(Fp8Quantize, WholeTensorRefusesWhatOneCtaDoesNot) {
+  // Checked before any launch: no GPU needed.
+  uint16_t in_word = 0, out_word = 0;
+  float scale = 0.0f;
+  kernels::Fp8QuantParams p;
+  p.in = &in_word;
+  p.out = &out_word;
+  p.scales = &scale;
+  p.kind = Fp8ActScale::kTensor;
+  p.whole_tensor = true;
+  p.rows = 3;
+  p.cols = 7168;  // 21504 values: past kFp8WholeTensorValues
+  EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr), cudaErrorInvalidValue);
+  p.rows = 2;
+  p.kind = Fp8ActScale::kRow;  // per-row scales are not a whole tensor's
+  EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr), cudaErrorInvalidValue);
+  p.kind = Fp8ActScale::kTensor;
+  p.tensor_scale = &scale;  // a static scale needs no amax
+  EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr), cudaErrorInvalidValue);
+  p.tensor_scale = nullptr;
+  p.in_kind = kernels::Fp8QuantIn::kGatedAct;  // plain rows only
+  EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr), cudaErrorInvalidValue);
 }
 
 }  // namespace
