@@ -44,12 +44,22 @@ template <typename T>
 struct IntMagic;
 template <>
 struct IntMagic<__nv_bfloat16> {
-  static constexpr uint32_t kHalf = 0x4300;  // 128.0
+  static constexpr uint32_t kHalf = 0x4300;      // 128.0
+  static constexpr uint32_t kOne = 0x3F803F80u;  // 1.0 in both halves
 };
 template <>
 struct IntMagic<__half> {
-  static constexpr uint32_t kHalf = 0x6400;  // 1024.0
+  static constexpr uint32_t kHalf = 0x6400;      // 1024.0
+  static constexpr uint32_t kOne = 0x3C003C00u;
 };
+
+// magic + v (0 <= v < 2^kBits of int4) as fp32, exactly: the 16-bit pattern widened.
+template <typename T>
+__device__ __forceinline__ float magic_float(int v) {
+  const uint32_t h = IntMagic<T>::kHalf + static_cast<uint32_t>(v);
+  if constexpr (std::is_same<T, __half>::value) return __half2float(__ushort_as_half(static_cast<unsigned short>(h)));
+  return __uint_as_float(h << 16);
+}
 
 // a - b on two packed 16-bit values of type T.
 template <typename T>
@@ -80,6 +90,11 @@ __device__ __forceinline__ const P* opaque(const P* p) {
   return reinterpret_cast<const P*>(v);
 }
 
+__device__ __forceinline__ uint32_t opaque_u32(uint32_t v) {
+  asm volatile("mov.b32 %0, %0;" : "+r"(v));
+  return v;
+}
+
 // The zero operand of a row: (magic + zero) in both halves (int8 + bf16: 2^23 + zero as fp32).
 template <typename T, int kBits>
 __device__ __forceinline__ uint32_t zero_operand(int zero) {
@@ -88,13 +103,18 @@ __device__ __forceinline__ uint32_t zero_operand(int zero) {
   return h | (h << 16);
 }
 
-// The 8 codes of one 32-k step of one row -> 4 registers of (q - zero) pairs in k order.
-template <typename T, int kBits>
+// The 8 codes of one 32-k step of one row -> 4 registers of (q - zero) pairs in k order
+// (kFold, int4 only: (magic + q) pairs, the zero left to the group's end).
+template <typename T, int kBits, bool kFold = false>
 __device__ __forceinline__ void dequant_step(const uint32_t (&words)[kBits / 4], uint32_t zop, uint32_t (&r)[4]) {
+  static_assert(!kFold || kBits == 4, "only int4 folds its zero points");
   if constexpr (kBits == 4) {
     const uint32_t magic = IntMagic<T>::kHalf | (IntMagic<T>::kHalf << 16);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) r[i] = sub2<T>(and_or(words[0] >> (4 * i), 0x000F000Fu, magic), zop);
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t v = and_or(words[0] >> (4 * i), 0x000F000Fu, magic);
+      r[i] = kFold ? v : sub2<T>(v, zop);
+    }
   } else if constexpr (std::is_same<T, __half>::value) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -172,13 +192,23 @@ __device__ __forceinline__ int zero_at(const GroupParams& gp, bool hi, int row) 
 // kGroupsPerBlock: 1 when a group spans whole 128-k blocks (group_size a multiple of 128, or
 // one group per row): one scale and zero per row and block; 4 for groups of 32 or 64: one per
 // 32-k step (steps of one 64-group copy the same values).
+//
+// kFold (int4, one n-tile, the decode case): the zero points leave the dequantization. The
+// MMAs take (magic + q) as it comes out of the and-or, and a third pair of MMAs with all-ones
+// weights sums each token's activations over the group (X); at the group's end the partial
+// sum becomes s * (P - (magic + zero) * X). Per 32-k step that trades eight packed
+// subtractions for two MMAs, on a pipe the GEMV leaves mostly idle. The products are exact in
+// fp32 (8- or 11-bit operands) and the cancellation costs about log2(magic + 15) bits of the
+// fp32 sum, far below the bf16/fp16 output's rounding.
 template <typename T, int kBits, int kGroupsPerBlock, int kSplitK, int kNTiles, bool kGateUp>
 __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(GroupedGemvParams p, QuantWeightsView qw) {
   constexpr int kTokensPerPass = 8 * kNTiles;
   constexpr int kGpb = kGroupsPerBlock;
+  constexpr bool kFold = kBits == 4 && kNTiles == 1;
   using L = StageLayout<T, kBits, kGpb>;
   constexpr int kVecs = L::kVecs;
   constexpr int kUnroll = L::kUnroll;
+  constexpr uint32_t kStageChunkBytes = 2 * kVecs * 32 * 16;  // one block's code chunks of a warp
   __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
   extern __shared__ __align__(16) unsigned char s_ring[];
 
@@ -190,7 +220,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   const int64_t row_words = quant_row_words(K, kBits);
   const uint32_t* codes = qw.codes + static_cast<int64_t>(w.e) * rows * row_words;
   const uint4* c_lo = reinterpret_cast<const uint4*>(codes + w.row_lo * row_words) + w.q * kVecs;
-  const uint4* c_hi = reinterpret_cast<const uint4*>(codes + w.row_hi * row_words) + w.q * kVecs;
+  const int64_t c_hi_delta = (w.row_hi - w.row_lo) * row_words / 4;  // uint4 from the lo row's chunk to the hi row's
   // This warp's ring: code chunks [stage][chunk][lane], then GroupParams [stage][block][group].
   uint4* ring = reinterpret_cast<uint4*>(s_ring + w.warp * L::kWarpBytes);
   GroupParams* params = reinterpret_cast<GroupParams*>(s_ring + w.warp * L::kWarpBytes + L::kCodeBytes);
@@ -207,19 +237,19 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   const int64_t group0 = static_cast<int64_t>(w.e) * qw.groups * rows;  // element index of (e, group 0, row 0)
   int p_bytes = 0;
   const char* p_src = nullptr;  // source of group 0
-  int p_stride = 0;             // bytes from one group to the next
+  uint32_t p_stride = 0;        // bytes from one group to the next
   if (pu < kGpb) {
     const int64_t run_row = (part & 2) != 0 || part == 5 ? run_hi : run_lo;
     if (part < 4 && ((part & 1) == 0 || qw.scale_type == ScaleType::kFP32)) {
       const int sb = qw.scale_type == ScaleType::kFP32 ? 4 : 2;
       p_bytes = 16;
       p_src = static_cast<const char*>(qw.scales) + (group0 + run_row) * sb + 16 * (part & 1);
-      p_stride = static_cast<int>(rows) * sb;
+      p_stride = static_cast<uint32_t>(rows * sb);
     } else if (part >= 4 && part < 6 && qw.zeros != nullptr) {
       constexpr int zb = kBits == 4 ? 1 : 2;  // bytes per zero point
       p_bytes = 8 * zb;
       p_src = static_cast<const char*>(qw.zeros) + (group0 + run_row) * zb;
-      p_stride = static_cast<int>(rows) * zb;
+      p_stride = static_cast<uint32_t>(rows * zb);
     }
   }
   // kGpb == 4: step u of block j is in group (4j + u) >> spg_shift; kGpb == 1: blocks per
@@ -227,10 +257,9 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   // 32-bit from here on: K < 2^30 (checked at launch).
   const int spg_shift = kGpb == 4 && qw.group_size == 64 ? 1 : 0;
   const int bpg = kGpb == 4 || qw.groups == 1 ? 0 : static_cast<int>(qw.group_size / 128);
-  const int last_group = static_cast<int>(qw.groups) - 1;
+  const uint32_t last_group = static_cast<uint32_t>(qw.groups) - 1;
   const int kk = static_cast<int>(K);
   const bool has_zeros = qw.zeros != nullptr;
-  const uint32_t mid_zop = zero_operand<T, kBits>(1 << (kBits - 1));
   int64_t slice_begin = 0, slice_end = 0;
   w.slice((K + 127) / 128, &slice_begin, &slice_end);
   const int b_begin = static_cast<int>(slice_begin), b_end = static_cast<int>(slice_end);
@@ -242,29 +271,32 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   // pass: (ig, ir) = group and block within it of the next block to copy (kGpb == 1).
   int ig = first_group, ir = first_rem;
   // Shared-memory addresses of this lane's first code chunk and of its part of the first
-  // GroupParams (32-bit, computed once).
-  const uint32_t ring_s = static_cast<uint32_t>(__cvta_generic_to_shared(ring + w.lane));
-  const uint32_t param_s =
-      static_cast<uint32_t>(__cvta_generic_to_shared(params + (pu < kGpb ? pu : 0))) + 16 * part;
+  // GroupParams (32-bit, computed once; opaque, so that ptxas keeps them rather than rebuild
+  // them from the CTA's shared window at every copy).
+  const uint32_t ring_s = opaque_u32(static_cast<uint32_t>(__cvta_generic_to_shared(ring + w.lane)));
+  const uint32_t param_s = opaque_u32(
+      static_cast<uint32_t>(__cvta_generic_to_shared(params + (pu < kGpb ? pu : 0))) + 16 * part);
+  const uint4* c_first = opaque(c_lo + b_begin * (4 * kVecs));  // the slice's first chunk
   auto issue = [&](int st) {
-    const int slot = st % kStages;
+    const uint32_t slot = static_cast<uint32_t>(st) % kStages;
 #pragma unroll
     for (int i = 0; i < kUnroll; ++i) {
-      const int j = b_begin + st * kUnroll + i;
-      if (st < stages && j < b_end) {
+      const int jr = st * kUnroll + i;  // block within the slice
+      if (b_begin + jr < b_end) {
+        const uint32_t dst = ring_s + (slot * kUnroll + i) * kStageChunkBytes;
+        const uint4* src = c_first + jr * (4 * kVecs);
 #pragma unroll
         for (int v = 0; v < kVecs; ++v) {
-          const uint32_t dst = ring_s + ((slot * kUnroll + i) * 2 * kVecs + v) * 32 * 16;
-          cp_async16(dst, c_lo + j * (4 * kVecs) + v);
-          cp_async16(dst + kVecs * 32 * 16, c_hi + j * (4 * kVecs) + v);
+          cp_async16(dst + v * 32 * 16, src + v);
+          cp_async16(dst + (kVecs + v) * 32 * 16, src + c_hi_delta + v);
         }
-        int g = kGpb == 4 ? (4 * j + pu) >> spg_shift : ig;
+        uint32_t g = kGpb == 4 ? static_cast<uint32_t>(4 * (b_begin + jr) + pu) >> spg_shift : static_cast<uint32_t>(ig);
         g = g < last_group ? g : last_group;  // steps past K
-        const uint32_t dst = param_s + (slot * kUnroll + i) * kGpb * static_cast<uint32_t>(sizeof(GroupParams));
-        const char* src = p_src + static_cast<int64_t>(g) * p_stride;
-        if (p_bytes == 16) cp_async16(dst, src);
-        if (p_bytes == 8) cp_async8(dst, src);
-        if (++ir == bpg) ir = 0, ++ig;
+        const uint32_t pdst = param_s + (slot * kUnroll + i) * kGpb * static_cast<uint32_t>(sizeof(GroupParams));
+        const char* psrc = p_src + static_cast<uint64_t>(g) * p_stride;
+        if (p_bytes == 16) cp_async16(pdst, psrc);
+        if (p_bytes == 8) cp_async8(pdst, psrc);
+        if (kGpb == 1 && ++ir == bpg) ir = 0, ++ig;
       }
     }
     cp_async_commit();
@@ -276,17 +308,20 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     ir = first_rem;
 #pragma unroll
     for (int st = 0; st < kStages - 1; ++st) issue(st);
+    // Token rows: a lane past the expert's tokens reads its first token's row (token_rows),
+    // which only feeds that lane's MMA column, never stored.
     const T* x_row[kNTiles];
     bool x_valid[kNTiles];
     w.template token_rows<T, kNTiles>(p, c0, x_row, x_valid);
+    (void)x_valid;
     const uint4* xv[kNTiles];  // this lane's 8 k of each token row, in 16-byte units
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt) xv[nt] = opaque(reinterpret_cast<const uint4*>(x_row[nt] + 8 * w.q));
-    float acc[kNTiles][4], part_sum[kNTiles][4];
+    float acc[kNTiles][4], part_sum[kNTiles][4], xsum[kNTiles][4];
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) acc[nt][i] = part_sum[nt][i] = 0.0f;
+      for (int i = 0; i < 4; ++i) acc[nt][i] = part_sum[nt][i] = xsum[nt][i] = 0.0f;
     int cr = first_rem;  // block within its group of the next block consumed (kGpb == 1)
 
     for (int st = 0; st < stages; ++st) {
@@ -298,6 +333,8 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
       for (int i = 0; i < kUnroll; ++i) {
         const int j = b_begin + st * kUnroll + i;
         const bool block_ok = j < b_end;
+        // Whole blocks inside K (all but a partial last one) load x unpredicated.
+        const bool whole = block_ok && kk - 128 * j >= 128;
         const int k_left = kk - 128 * j - 8 * w.q;  // step u is inside K when 32 u < k_left
         uint4 lo[kVecs], hi[kVecs];
 #pragma unroll
@@ -311,18 +348,23 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
         float s_lo[kGpb], s_hi[kGpb];
 #pragma unroll
         for (int u = 0; u < kGpb; ++u) {
-          z_lo[u] = has_zeros ? zero_operand<T, kBits>(zero_at<kBits>(gps[u], false, w.g)) : mid_zop;
-          z_hi[u] = has_zeros ? zero_operand<T, kBits>(zero_at<kBits>(gps[u], true, w.g)) : mid_zop;
+          const int zl = has_zeros ? zero_at<kBits>(gps[u], false, w.g) : 1 << (kBits - 1);
+          const int zh = has_zeros ? zero_at<kBits>(gps[u], true, w.g) : 1 << (kBits - 1);
+          z_lo[u] = kFold ? __float_as_uint(magic_float<T>(zl)) : zero_operand<T, kBits>(zl);
+          z_hi[u] = kFold ? __float_as_uint(magic_float<T>(zh)) : zero_operand<T, kBits>(zh);
           // Past the slice the ring holds stale bytes: select 0, never multiply them.
           s_lo[u] = block_ok ? scale_at(gps[u], false, w.g, qw.scale_type) : 0.0f;
           s_hi[u] = block_ok ? scale_at(gps[u], true, w.g, qw.scale_type) : 0.0f;
         }
         bool block_ends_group = false;
         if (kGpb == 1 && block_ok && ++cr == bpg) cr = 0, block_ends_group = true;
+        const uint4* xb[kNTiles];
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt) xb[nt] = xv[nt] + 16 * j;
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
           const int gu = kGpb == 1 ? 0 : u;  // compile-time index
-          const bool ok = block_ok && 32 * u < k_left;
+          const bool ok = whole || (block_ok && 32 * u < k_left);
           uint32_t words_lo[kVecs == 1 ? 1 : 2], words_hi[kVecs == 1 ? 1 : 2];
           if constexpr (kBits == 4) {
             words_lo[0] = u == 0 ? lo[0].x : u == 1 ? lo[0].y : u == 2 ? lo[0].z : lo[0].w;
@@ -336,13 +378,18 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
             words_hi[1] = (u & 1) ? vh.w : vh.y;
           }
           uint32_t a_lo[4], a_hi[4];
-          dequant_step<T, kBits>(words_lo, z_lo[gu], a_lo);
-          dequant_step<T, kBits>(words_hi, z_hi[gu], a_hi);
+          dequant_step<T, kBits, kFold>(words_lo, z_lo[gu], a_lo);
+          dequant_step<T, kBits, kFold>(words_hi, z_hi[gu], a_hi);
 #pragma unroll
           for (int nt = 0; nt < kNTiles; ++nt) {
-            const uint4 x = ok && x_valid[nt] ? load_act(xv[nt] + (16 * j + 4 * u)) : make_uint4(0, 0, 0, 0);
+            const uint4 x = load_act_if(xb[nt] + 4 * u, ok);
             mma_16816<T>(part_sum[nt], a_lo[0], a_hi[0], a_lo[1], a_hi[1], x.x, x.y);
             mma_16816<T>(part_sum[nt], a_lo[2], a_hi[2], a_lo[3], a_hi[3], x.z, x.w);
+            if constexpr (kFold) {
+              constexpr uint32_t one = IntMagic<T>::kOne;
+              mma_16816<T>(xsum[nt], one, one, one, one, x.x, x.y);
+              mma_16816<T>(xsum[nt], one, one, one, one, x.z, x.w);
+            }
           }
           // Step u ends its group, or the slice: scale the group's sums into the result.
           const bool last = u == 3 && j + 1 >= b_end;
@@ -350,12 +397,19 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
           if (group_end || last) {
 #pragma unroll
             for (int nt = 0; nt < kNTiles; ++nt) {
+              if constexpr (kFold) {
+                const float zl = __uint_as_float(z_lo[gu]), zh = __uint_as_float(z_hi[gu]);
+                part_sum[nt][0] = fmaf(-zl, xsum[nt][0], part_sum[nt][0]);
+                part_sum[nt][1] = fmaf(-zl, xsum[nt][1], part_sum[nt][1]);
+                part_sum[nt][2] = fmaf(-zh, xsum[nt][2], part_sum[nt][2]);
+                part_sum[nt][3] = fmaf(-zh, xsum[nt][3], part_sum[nt][3]);
+              }
               acc[nt][0] += s_lo[gu] * part_sum[nt][0];
               acc[nt][1] += s_lo[gu] * part_sum[nt][1];
               acc[nt][2] += s_hi[gu] * part_sum[nt][2];
               acc[nt][3] += s_hi[gu] * part_sum[nt][3];
 #pragma unroll
-              for (int r = 0; r < 4; ++r) part_sum[nt][r] = 0.0f;
+              for (int r = 0; r < 4; ++r) part_sum[nt][r] = xsum[nt][r] = 0.0f;
             }
           }
         }
