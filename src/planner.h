@@ -57,10 +57,14 @@ bool kernel_family_available(KernelFamily family);
 /// vs 398), ties at r = 4 on Qwen3 (206 vs 210), loses from 256 pairs on DeepSeek-V3 TP8
 /// (M = 32, r = 1: 255 vs 226; M = 64: 405 vs 295: 56 block scales per row); always fp8_gemv
 /// for other block shapes (fp8_grouped_supports).
-/// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = 48, then dequantization into
-/// bf16/fp16 chunks + the grouped GEMM (v11: at r = 32 wna16_gemv wins, Qwen2 482 vs 791 us;
-/// at r = 64 the dequant path, Mixtral 2231 vs 2628); always the latter for layouts
-/// wna16_gemv cannot read (wna16_gemv_supports).
+/// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = 48 (32 at inter <= 256, 96 at
+/// inter >= 8192), then dequantization into bf16/fp16 chunks + the grouped GEMM; always the
+/// latter for layouts wna16_gemv cannot read (wna16_gemv_supports). v27's forced paths (int4,
+/// w4a16_gptq, same run; bench/results/h200/v27/crossover_w4a16.txt), GEMV / best grouped us:
+/// r = 32: Mixtral 1202 / 1867, Qwen2 395 / 580, Qwen3 468 / 771, Scout 279 / 338, but
+/// DeepSeek-V3 TP8 (I 256) 1702 / 1585; r = 64: Mixtral (I 14336) 1812 / 2170, Qwen3 773 /
+/// 817, Qwen2 696 / 651, Scout 472 / 358; r = 128: the grouped path everywhere (Mixtral 3473
+/// / 2244). 48 keeps Scout's 24% at r = 64 over Qwen3's 5%.
 /// Swapped operands: at r <= 32 faster than the 128-row tiles on all five shapes (bf16:
 /// Mixtral r = 32 727 vs 776 us, Qwen2 r = 32 268 vs 296, DeepSeek r = 16 671 vs 681; FP8
 /// alike), at r = 64 slower (Mixtral 1150 vs 775, Qwen2 348 vs 312: experts past 64 rows take
@@ -77,7 +81,7 @@ inline constexpr int64_t kSwapMaxRows = 48;
 inline constexpr PathRule kDensePathRule{4, 2, 4, 0};
 inline constexpr PathRule kFp8PathRule{4, 4, 4, 0};
 inline constexpr PathRule kFp8BlockPathRule{4, 2, 2, 256};
-inline constexpr PathRule kIntegerPathRule{48, 48, 48, 0};
+inline constexpr PathRule kIntegerPathRule{48, 32, 96, 0};
 /// The rule choose_path applies to these weights (the table above).
 PathRule path_rule(const QuantParams& quant);
 KernelPath choose_path(const QuantParams& quant, int64_t pairs, int64_t num_experts, int64_t inter,

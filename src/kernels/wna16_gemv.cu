@@ -19,6 +19,7 @@
 //   int8, fp16: a byte permute builds 1024 + q in both halves, then minus (1024 + zero).
 //   int8, bf16: bf16 holds only 0..127 above 128 exactly, so via fp32 2^23 + q, minus
 //               (2^23 + zero), then one rounding-free conversion of an integer <= 256.
+// int4 with one token tile (decode) skips the subtraction: see kFold at the kernel.
 // The MMAs accumulate a group's partial sums in fp32; at the end of each group (or of the
 // warp's K slice) they are multiplied by that group's scale and added to the result, so the
 // weights are never rounded (the reference's (q - zero) * scale in full precision).

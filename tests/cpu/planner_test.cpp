@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "kernels/gate_up_layout.h"
@@ -247,10 +248,22 @@ TEST(Planner, DensePathByRowsPerExpert) {
 TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   QuantParams q = integer_quant(WeightFormat::kGPTQ, 4, 128, false);
   EXPECT_EQ(path_rule(q).rows, kIntegerPathRule.rows);
-  const int64_t r = kIntegerPathRule.rows;
-  EXPECT_EQ(choose_path(q, 8 * (r - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 8 * r, 8, 14336, KernelPath::kAuto),
-            r < kSwapMaxRows ? KernelPath::kGroupedSwapped : KernelPath::kGroupedGemm);
+  // The crossover by inter: Mixtral's 14336 (large), Qwen3's 768, DeepSeek-V3 TP8's 256 (small).
+  const std::pair<int64_t, int64_t> by_inter[] = {{14336, kIntegerPathRule.rows_large_inter},
+                                                  {768, kIntegerPathRule.rows},
+                                                  {kSmallInter, kIntegerPathRule.rows_small_inter}};
+  for (const auto& [inter, r] : by_inter) {
+    SCOPED_TRACE(inter);
+    EXPECT_EQ(choose_path(q, 8 * (r - 1), 8, inter, KernelPath::kAuto), KernelPath::kSmallM);
+    EXPECT_EQ(choose_path(q, 8 * r, 8, inter, KernelPath::kAuto),
+              r < kSwapMaxRows ? KernelPath::kGroupedSwapped : KernelPath::kGroupedGemm);
+  }
+  // The measured points (PERF.md v27): Mixtral M = 256 (64 rows) on the GEMV, M = 512 grouped;
+  // DeepSeek-V3 TP8 M = 1024 (32 rows per expert of 256) grouped, M = 512 on the GEMV.
+  EXPECT_EQ(choose_path(q, 512, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 1024, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 8192, 256, 256, KernelPath::kAuto), KernelPath::kGroupedSwapped);
+  EXPECT_EQ(choose_path(q, 4096, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
   // Layouts wna16_gemv cannot read go to the dequant path at any batch.
   for (int32_t gs : {32, 64, 128, 256, -1}) {
     q.group_size = gs;
@@ -398,7 +411,7 @@ TEST(Planner, PlannedPathThroughTheApi) {
   args.path = KernelPath::kSmallM;  // forced
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kSmallM);
-  w.quant.format = WeightFormat::kAWQ;  // integer weights: wna16_gemv below 48 rows per expert
+  w.quant.format = WeightFormat::kAWQ;  // integer weights: wna16_gemv below 96 rows per expert at I = 14336
   w.quant.bits = 4;
   w.quant.group_size = 128;
   w.quant.has_zeros = true;
