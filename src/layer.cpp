@@ -390,8 +390,9 @@ namespace {
 
 // small_m_splitk (dense) or wna16_gemv (int) for both GEMMs: the planner picks split-K and
 // token tiles from the expert's tile count.
+// down_out: the down GEMV's rows by pair (expert_out, or the output itself for top-1).
 Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, const float* topk_weights,
-                   void* workspace, const WorkspaceLayout& ws, int32_t sms, cudaStream_t stream) {
+                   void* workspace, const WorkspaceLayout& ws, int32_t sms, void* down_out, cudaStream_t stream) {
   const MoeInputs& in = args.inputs;
   const ProblemShape& s = in.shape;
   const int64_t pairs = s.m * s.topk;
@@ -453,10 +454,9 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     return e == cudaSuccess ? Status() : cuda_error(e, std::string(kernel) + (gate_up ? " gate-up launch" : " down launch"));
   };
   void* intermediate = at<void>(workspace, ws, "intermediate");
-  void* expert_out = at<void>(workspace, ws, "expert_out");
   if (!fp8) {
     FUSEDMOE_RETURN_IF_ERROR(gemm(true, in.x, args.weights->w13.weight, intermediate, s.inter, s.hidden, nullptr));
-    return gemm(false, intermediate, args.weights->w2.weight, expert_out, s.hidden, s.inter, nullptr);
+    return gemm(false, intermediate, args.weights->w2.weight, down_out, s.hidden, s.inter, nullptr);
   }
   // FP8: x was quantized by layer_run; the activation output is quantized between the GEMMs
   // (its live rows: the local pairs, expert_offsets[E]).
@@ -469,7 +469,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
   FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, g.elem, intermediate, pairs, s.inter, al.expert_offsets + s.num_experts,
                                                 args.weights->w2.input_scale, at<float>(workspace, ws, "amax") + 1,
                                                 after_gemv, quantized, scales, "intermediate", stream));
-  return gemm(false, quantized, nullptr, expert_out, s.hidden, s.inter, scales);
+  return gemm(false, quantized, nullptr, down_out, s.hidden, s.inter, scales);
 }
 
 // Tensor-core path: x's rows gathered in expert order, GEMM1 into the gate/up halves, the
@@ -668,9 +668,24 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
                                                   Fp8Quantize(), at<void>(workspace, ws, "x_quantized"),
                                                   at<float>(workspace, ws, "x_scales"), "x", stream));
   }
+  // Top-1 on the small-M path: pair = token, so the down GEMV writes out's rows itself (the
+  // routed weight applied there) and align zeroes the rows of skipped pairs, as the combine
+  // would: no combine. Not where out overlaps x (an in-place call: align may run beside x's
+  // FP8 quantization, which reads every row).
+  const int64_t rows_bytes = s.m * s.hidden * dtype_size(in.act_dtype);
+  const char* x_begin = static_cast<const char*>(in.x);
+  const char* out_begin = static_cast<const char*>(args.out);
+  const bool direct_out = !grouped && s.topk == 1 &&
+                          (out_begin + rows_bytes <= x_begin || x_begin + rows_bytes <= out_begin);
+  if (direct_out) {
+    al.skipped_rows = args.out;
+    al.skipped_row_bytes = s.hidden * dtype_size(in.act_dtype);
+  }
   FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream, x_first));
   FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, path, al, topk_weights, workspace, ws, sms, stream)
-                                   : run_small_m(args, al, topk_weights, workspace, ws, sms, stream));
+                                   : run_small_m(args, al, topk_weights, workspace, ws, sms,
+                                                 direct_out ? args.out : at<void>(workspace, ws, "expert_out"), stream));
+  if (direct_out) return Status();
 
   return enqueue_combine(in, al, grouped && !in.apply_router_weight_on_input ? topk_weights : nullptr,
                          at<void>(workspace, ws, "expert_out"),

@@ -7,7 +7,9 @@
 //           whose expert is absent (expert_map = -1) are skipped
 //   scan    exclusive prefix sum of the counts -> expert_offsets; a second scan over
 //           "count > 0" flags -> active_experts in ascending order, their number at [E]
-//   pass 2  scatter: each pair takes the next slot of its expert (shared atomic cursor)
+//   pass 2  scatter: each pair takes the next slot of its expert (shared atomic cursor); where
+//           the layer asks (skipped_rows: top-1, the down GEMV writing the output rows), the
+//           rows of skipped pairs are zeroed, a warp per row
 // More pairs: the same three steps as three kernels over chunks of kChunk pairs (one CTA
 // each), so that no single CTA walks all pairs (one CTA took 90 us for 32768 pairs, bound by
 // the latency of its strided loads): count per chunk into block_counts[chunk][E], one CTA
@@ -70,6 +72,22 @@ __device__ __forceinline__ void place_pair(const AlignParams& p, int* s_cursor, 
   if (p.row_of_pair != nullptr) p.row_of_pair[i] = pos;
 }
 
+// Zeroes the rows of the n skipped pairs listed in s_skipped (AlignParams::skipped_rows), a
+// warp per row, 16 bytes per lane and store (all threads call, after a barrier).
+__device__ void zero_skipped_rows(const AlignParams& p, const int* s_skipped, int n) {
+  const int lane = threadIdx.x & 31, warps = static_cast<int>(blockDim.x >> 5);
+  const int64_t vecs = p.skipped_row_bytes / 16;
+  for (int s = static_cast<int>(threadIdx.x >> 5); s < n; s += warps) {
+    uint4* row = reinterpret_cast<uint4*>(static_cast<char*>(p.skipped_rows) + s_skipped[s] * p.skipped_row_bytes);
+    for (int64_t v = lane; v < vecs; v += 32) row[v] = make_uint4(0, 0, 0, 0);
+  }
+}
+
+// Pair i, skipped (e < 0), onto the CTA's list of rows to zero when the layer asks for it.
+__device__ __forceinline__ void list_skipped(const AlignParams& p, int e, int64_t i, int* s_skipped, int* s_nskipped) {
+  if (e < 0 && p.skipped_rows != nullptr) s_skipped[atomicAdd(s_nskipped, 1)] = static_cast<int>(i);
+}
+
 // Writes counts, offsets and the active list from one thread per expert (all threads call).
 __device__ void write_expert_table(const AlignParams& p, int count, int* s_warp, int* offset_out) {
   const int tid = threadIdx.x;
@@ -95,9 +113,12 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   __shared__ int s_count[kMaxExperts];
   __shared__ int s_cursor[kMaxExperts];
   __shared__ int s_warp[33];
+  __shared__ int s_skipped[kSingleCtaPairs];
+  __shared__ int s_nskipped;
   const int tid = threadIdx.x;
   const int threads = blockDim.x;
   for (int e = tid; e < p.num_experts; e += threads) s_count[e] = 0;
+  if (tid == 0) s_nskipped = 0;
   __syncthreads();
   for (int64_t i = tid; i < p.pairs; i += threads) {
     const int e = local_expert(p, i);
@@ -109,7 +130,13 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   if (tid < p.num_experts) s_cursor[tid] = offset;
   __syncthreads();
   for (int64_t i = tid; i < p.pairs; i += threads) {
-    place_pair(p, s_cursor, local_expert(p, i), i);
+    const int e = local_expert(p, i);
+    place_pair(p, s_cursor, e, i);
+    list_skipped(p, e, i, s_skipped, &s_nskipped);
+  }
+  if (p.skipped_rows != nullptr) {  // uniform
+    __syncthreads();
+    zero_skipped_rows(p, s_skipped, s_nskipped);
   }
   // Launched beside its predecessor (launch_align_tokens' beside_predecessor: it reads nothing
   // that kernel writes), this grid ends only after that one: the successor's wait below then
@@ -173,8 +200,11 @@ __global__ void __launch_bounds__(kMaxThreads) align_scan_kernel(AlignParams p, 
 
 __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParams p) {
   __shared__ int s_cursor[kMaxExperts];
+  __shared__ int s_skipped[kChunk];
+  __shared__ int s_nskipped;
   const int* starts = p.block_counts + static_cast<int64_t>(blockIdx.x) * p.num_experts;
   for (int x = threadIdx.x; x < p.num_experts; x += kChunkThreads) s_cursor[x] = starts[x];
+  if (threadIdx.x == 0) s_nskipped = 0;
   int e[kPerThread];
   load_chunk_experts(p, e);
   __syncthreads();
@@ -182,7 +212,14 @@ __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParam
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
     const int64_t i = base + static_cast<int64_t>(j) * kChunkThreads;
-    if (i < p.pairs) place_pair(p, s_cursor, e[j], i);  // past the end e[j] is -1: nothing to place
+    if (i < p.pairs) {  // past the end e[j] is -1: nothing to place
+      place_pair(p, s_cursor, e[j], i);
+      list_skipped(p, e[j], i, s_skipped, &s_nskipped);
+    }
+  }
+  if (p.skipped_rows != nullptr) {  // uniform
+    __syncthreads();
+    zero_skipped_rows(p, s_skipped, s_nskipped);
   }
   asm volatile("griddepcontrol.launch_dependents;" :::);
 }
@@ -191,6 +228,10 @@ __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParam
 
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool beside_predecessor) {
   if (p.num_experts <= 0 || p.num_experts > kMaxExperts) return cudaErrorInvalidValue;
+  if (p.skipped_rows != nullptr &&
+      (p.skipped_row_bytes <= 0 || p.skipped_row_bytes % 16 != 0 || reinterpret_cast<uintptr_t>(p.skipped_rows) % 16 != 0)) {
+    return cudaErrorInvalidValue;
+  }
   const int threads = p.num_experts <= 256 ? 256 : kMaxThreads;
   if (p.pairs <= kSingleCtaPairs) {
     return launch_maybe_pdl(beside_predecessor, align_tokens_kernel, 1, threads, stream, p);

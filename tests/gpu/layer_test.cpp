@@ -442,6 +442,15 @@ TEST_P(DenseLayer, EdgeShapes) {
   run_case(ep);
   chunked.bad_map = true;
   run_case(chunked);
+  // Top-1: on small_m the down GEMV writes the output rows and align zeroes the skipped
+  // tokens' rows (no combine), in the one-CTA and the chunked align alike.
+  for (int64_t m : {int64_t{21}, int64_t{2500}}) {
+    GpuCase one = custom(m, 32, 512, 256, 1, "uniform");
+    one.ep_half = true;
+    run_case(one);
+    one.bad_map = true;
+    run_case(one);
+  }
 }
 
 // Dense weights read in place (no prepared storage, as the vLLM-style fused_experts op passes
@@ -741,6 +750,8 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
   run_quant_case(custom(300, 8, 512, 256, 2, "skewed"), int8);                     // many rows per expert
   GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
   ep.ep_half = true;
+  run_quant_case(ep, awq);
+  ep.shape.topk = 1;  // top-1: no combine on small_m, skipped tokens' rows zeroed by align
   run_quant_case(ep, awq);
   for (const QuantParams& q : {awq, int8, integer_quant(WeightFormat::kMoeWNA16, 8, 64, false)}) {
     GpuCase h = custom(13, 16, 1024, 512, 2, "softmax_topk");
