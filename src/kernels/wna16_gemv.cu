@@ -19,7 +19,7 @@
 //   int8, fp16: a byte permute builds 1024 + q in both halves, then minus (1024 + zero).
 //   int8, bf16: bf16 holds only 0..127 above 128 exactly, so via fp32 2^23 + q, minus
 //               (2^23 + zero), then one rounding-free conversion of an integer <= 256.
-// int4 with one token tile (decode) skips the subtraction: see kFold at the kernel.
+// int4 in bf16 with one token tile (decode) skips the subtraction: see kFold at the kernel.
 // The MMAs accumulate a group's partial sums in fp32; at the end of each group (or of the
 // warp's K slice) they are multiplied by that group's scale and added to the result, so the
 // weights are never rounded (the reference's (q - zero) * scale in full precision).
@@ -50,8 +50,7 @@ struct IntMagic<__nv_bfloat16> {
 };
 template <>
 struct IntMagic<__half> {
-  static constexpr uint32_t kHalf = 0x6400;      // 1024.0
-  static constexpr uint32_t kOne = 0x3C003C00u;
+  static constexpr uint32_t kHalf = 0x6400;  // 1024.0 (no kOne: fp16 does not fold, see kFold)
 };
 
 // magic + v (0 <= v < 2^kBits of int4) as fp32, exactly: the 16-bit pattern widened.
@@ -194,18 +193,20 @@ __device__ __forceinline__ int zero_at(const GroupParams& gp, bool hi, int row) 
 // one group per row): one scale and zero per row and block; 4 for groups of 32 or 64: one per
 // 32-k step (steps of one 64-group copy the same values).
 //
-// kFold (int4, one n-tile, the decode case): the zero points leave the dequantization. The
-// MMAs take (magic + q) as it comes out of the and-or, and a third pair of MMAs with all-ones
-// weights sums each token's activations over the group (X); at the group's end the partial
-// sum becomes s * (P - (magic + zero) * X). Per 32-k step that trades eight packed
+// kFold (int4, bf16, one n-tile, the decode case): the zero points leave the dequantization.
+// The MMAs take (magic + q) as it comes out of the and-or, and a third pair of MMAs with
+// all-ones weights sums each token's activations over the group (X); at the group's end the
+// partial sum becomes s * (P - (magic + zero) * X). Per 32-k step that trades eight packed
 // subtractions for two MMAs, on a pipe the GEMV leaves mostly idle. The products are exact in
-// fp32 (8- or 11-bit operands) and the cancellation costs about log2(magic + 15) bits of the
-// fp32 sum, far below the bf16/fp16 output's rounding.
+// fp32, but P grows like (magic + q) * sum(x) over the whole group, and the tensor cores' fp32
+// sum is believed to truncate: for one group per row at K = 14336 a CPU model of that puts the
+// error at 2.5e-4 to 4.4e-4 of the output's rms, under bf16's half ulp (2e-3) but above fp16's
+// (2.4e-4, where magic is 1024), so fp16 keeps the subtraction (v27 review).
 template <typename T, int kBits, int kGroupsPerBlock, int kSplitK, int kNTiles, bool kGateUp>
 __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(GroupedGemvParams p, QuantWeightsView qw) {
   constexpr int kTokensPerPass = 8 * kNTiles;
   constexpr int kGpb = kGroupsPerBlock;
-  constexpr bool kFold = kBits == 4 && kNTiles == 1;
+  constexpr bool kFold = kBits == 4 && kNTiles == 1 && std::is_same<T, __nv_bfloat16>::value;
   using L = StageLayout<T, kBits, kGpb>;
   constexpr int kVecs = L::kVecs;
   constexpr int kUnroll = L::kUnroll;
