@@ -670,12 +670,12 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   }
   // Top-1 on the small-M path: pair = token, so the down GEMV writes out's rows itself (the
   // routed weight applied there) and align zeroes the rows of skipped pairs, as the combine
-  // would: no combine. Not where out overlaps x (an in-place call: align may run beside x's
-  // FP8 quantization, which reads every row).
+  // would: no combine (top1_direct_output). Not where out overlaps x (an in-place call: align
+  // may run beside x's FP8 quantization, which reads every row).
   const int64_t rows_bytes = s.m * s.hidden * dtype_size(in.act_dtype);
   const char* x_begin = static_cast<const char*>(in.x);
   const char* out_begin = static_cast<const char*>(args.out);
-  const bool direct_out = !grouped && s.topk == 1 &&
+  const bool direct_out = !grouped && top1_direct_output(s, in.expert_map != nullptr) &&
                           (out_begin + rows_bytes <= x_begin || x_begin + rows_bytes <= out_begin);
   if (direct_out) {
     al.skipped_rows = args.out;

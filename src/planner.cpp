@@ -89,6 +89,10 @@ bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& q) {
          shape.topk >= kFp8ScatterMinTopk;
 }
 
+bool top1_direct_output(const ProblemShape& s, bool has_expert_map) {
+  return s.topk == 1 && s.m <= kernels::kSingleCtaPairs && (!has_expert_map || s.m <= kTop1DirectMaxMappedTokens);
+}
+
 bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
   return is_integer_format(q.format) || (q.format == WeightFormat::kDense && gate_up_interleaved);
 }

@@ -114,6 +114,16 @@ inline constexpr int64_t kFp8ScatterMinTokens = 2048;
 inline constexpr int32_t kFp8ScatterMinTopk = 4;
 bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& quant);
 
+/// Whether a small-M layer writes its output from the down GEMV, without the combine: top-1
+/// (a pair is its token), at most kSingleCtaPairs pairs (align's one CTA zeroes the rows of
+/// tokens with no local expert), and with an expert map at most kTop1DirectMaxMappedTokens
+/// tokens: under expert parallelism most top-1 rows are skipped, and one CTA zeroing them
+/// costs more than the combine's full grid beyond a few (v27 review: about 10 KB per row at
+/// Scout's H; an estimate, not measured). Without a map only ids out of range are skipped.
+/// Measured (v27): Scout M = 1 1.1-1.4 us faster without the combine.
+inline constexpr int64_t kTop1DirectMaxMappedTokens = 16;
+bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
+
 /// Whether GEMM1 of the bf16/int grouped path applies the gated activation in its epilogue
 /// (sm90_grouped_gemm's gated instantiations), writing I columns instead of the 2I of gate and
 /// up: it needs w13 interleaved (gate_up_row()), which prepare_weights writes for dense weights

@@ -55,8 +55,9 @@ struct AlignParams {
   int32_t* block_counts = nullptr;      // [align_block_counts_size()] scratch (multi-CTA only)
   int32_t* row_of_pair = nullptr;       // [pairs] out, optional: each pair's position in sorted_pairs, -1
                                         // where its expert is not local
-  void* skipped_rows = nullptr;         // optional [pairs, skipped_row_bytes]: the rows of skipped pairs
-  int64_t skipped_row_bytes = 0;        // are zeroed (top-1 layers whose down GEMV writes the output)
+  void* skipped_rows = nullptr;         // optional [pairs, skipped_row_bytes], rows by pair index (so the
+  int64_t skipped_row_bytes = 0;        // output of a top-1 layer whose down GEMV writes it): the rows of
+                                        // skipped pairs are zeroed; pairs <= kSingleCtaPairs only
 };
 /// beside_predecessor: the one-CTA kernel (pairs up to 2048) may start while the kernel before
 /// it runs, which must write nothing it reads (the small-M FP8 path's x quantization), and

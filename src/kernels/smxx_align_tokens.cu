@@ -9,7 +9,7 @@
 //           "count > 0" flags -> active_experts in ascending order, their number at [E]
 //   pass 2  scatter: each pair takes the next slot of its expert (shared atomic cursor); where
 //           the layer asks (skipped_rows: top-1, the down GEMV writing the output rows), the
-//           rows of skipped pairs are zeroed, a warp per row
+//           rows of skipped pairs are zeroed, a warp per row (this kernel only)
 // More pairs: the same three steps as three kernels over chunks of kChunk pairs (one CTA
 // each), so that no single CTA walks all pairs (one CTA took 90 us for 32768 pairs, bound by
 // the latency of its strided loads): count per chunk into block_counts[chunk][E], one CTA
@@ -200,11 +200,8 @@ __global__ void __launch_bounds__(kMaxThreads) align_scan_kernel(AlignParams p, 
 
 __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParams p) {
   __shared__ int s_cursor[kMaxExperts];
-  __shared__ int s_skipped[kChunk];
-  __shared__ int s_nskipped;
   const int* starts = p.block_counts + static_cast<int64_t>(blockIdx.x) * p.num_experts;
   for (int x = threadIdx.x; x < p.num_experts; x += kChunkThreads) s_cursor[x] = starts[x];
-  if (threadIdx.x == 0) s_nskipped = 0;
   int e[kPerThread];
   load_chunk_experts(p, e);
   __syncthreads();
@@ -212,14 +209,7 @@ __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParam
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
     const int64_t i = base + static_cast<int64_t>(j) * kChunkThreads;
-    if (i < p.pairs) {  // past the end e[j] is -1: nothing to place
-      place_pair(p, s_cursor, e[j], i);
-      list_skipped(p, e[j], i, s_skipped, &s_nskipped);
-    }
-  }
-  if (p.skipped_rows != nullptr) {  // uniform
-    __syncthreads();
-    zero_skipped_rows(p, s_skipped, s_nskipped);
+    if (i < p.pairs) place_pair(p, s_cursor, e[j], i);  // past the end e[j] is -1: nothing to place
   }
   asm volatile("griddepcontrol.launch_dependents;" :::);
 }
@@ -228,8 +218,9 @@ __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParam
 
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool beside_predecessor) {
   if (p.num_experts <= 0 || p.num_experts > kMaxExperts) return cudaErrorInvalidValue;
-  if (p.skipped_rows != nullptr &&
-      (p.skipped_row_bytes <= 0 || p.skipped_row_bytes % 16 != 0 || reinterpret_cast<uintptr_t>(p.skipped_rows) % 16 != 0)) {
+  // Skipped rows are zeroed by the one-CTA kernel only (its CTA lists them).
+  if (p.skipped_rows != nullptr && (p.pairs > kSingleCtaPairs || p.skipped_row_bytes <= 0 || p.skipped_row_bytes % 16 != 0 ||
+                                    reinterpret_cast<uintptr_t>(p.skipped_rows) % 16 != 0)) {
     return cudaErrorInvalidValue;
   }
   const int threads = p.num_experts <= 256 ? 256 : kMaxThreads;

@@ -279,6 +279,15 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   EXPECT_EQ(choose_path(q, 8 * kSwapMaxRows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
 }
 
+TEST(Planner, TopOneWritesTheOutputFromTheDownGemv) {
+  EXPECT_TRUE(top1_direct_output(make_shape(1, 5120, 8192, 16, 1), false));
+  EXPECT_TRUE(top1_direct_output(make_shape(2048, 5120, 8192, 16, 1), false));
+  EXPECT_FALSE(top1_direct_output(make_shape(2049, 5120, 8192, 16, 1), false));  // past one align CTA
+  EXPECT_TRUE(top1_direct_output(make_shape(kTop1DirectMaxMappedTokens, 5120, 8192, 16, 1), true));
+  EXPECT_FALSE(top1_direct_output(make_shape(kTop1DirectMaxMappedTokens + 1, 5120, 8192, 16, 1), true));
+  EXPECT_FALSE(top1_direct_output(make_shape(1, 4096, 14336, 8, 2), false));  // top-2 sums its slots
+}
+
 TEST(Planner, Fp8PathByRowsPerExpertAndScaling) {
   QuantParams q;
   q.format = WeightFormat::kFP8PerChannel;

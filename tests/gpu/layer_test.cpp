@@ -443,8 +443,9 @@ TEST_P(DenseLayer, EdgeShapes) {
   chunked.bad_map = true;
   run_case(chunked);
   // Top-1: on small_m the down GEMV writes the output rows and align zeroes the skipped
-  // tokens' rows (no combine), in the one-CTA and the chunked align alike.
-  for (int64_t m : {int64_t{21}, int64_t{2500}}) {
+  // tokens' rows (no combine) up to kTop1DirectMaxMappedTokens under an expert map; past it,
+  // and past one align CTA (the chunked kernels), the combine as for top-k.
+  for (int64_t m : {kTop1DirectMaxMappedTokens, int64_t{21}, int64_t{2500}}) {
     GpuCase one = custom(m, 32, 512, 256, 1, "uniform");
     one.ep_half = true;
     run_case(one);
@@ -751,12 +752,21 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
   GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
   ep.ep_half = true;
   run_quant_case(ep, awq);
-  ep.shape.topk = 1;  // top-1: no combine on small_m, skipped tokens' rows zeroed by align
+  ep.shape.topk = 1;  // top-1: the combine on small_m past 16 tokens under an expert map
+  run_quant_case(ep, awq);
+  ep.shape.m = 11;  // and none below: skipped tokens' rows zeroed by align
   run_quant_case(ep, awq);
   for (const QuantParams& q : {awq, int8, integer_quant(WeightFormat::kMoeWNA16, 8, 64, false)}) {
     GpuCase h = custom(13, 16, 1024, 512, 2, "softmax_topk");
     h.act = DType::kFP16;  // the fp16 dequant (1024 + q) and MMA
     run_quant_case(h, q);
+  }
+  // One group per row over a long K, at decode: bf16 folds the zero points into one sum over
+  // the whole row (kFold), fp16 does not; both against the reference's tolerance.
+  for (DType act : {DType::kBF16, DType::kFP16}) {
+    GpuCase lk = custom(3, 8, 14336, 512, 2, "uniform");
+    lk.act = act;
+    run_quant_case(lk, integer_quant(WeightFormat::kGPTQ, 4, -1, true));
   }
   GpuCase scout = bench_case("llama4_scout_tp8", 9);  // weight applied on input
   run_quant_case(scout, awq);
@@ -864,6 +874,9 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   GpuCase ep_one = custom(40, 16, 512, 256, 1, "uniform");
   ep_one.ep_half = true;  // topk 1: about half the tokens have no local pair
   run_fp8_case(ep_one, channel);
+  ep_one.shape.m = 9;  // no combine: align, beside x's quantizer, zeroes the skipped rows
+  run_fp8_case(ep_one, channel);
+  run_fp8_case(ep_one, fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic));
   run_fp8_case(custom(13, 16, 1024, 512, 2, "softmax_topk"), fp8_quant(WeightFormat::kFP8PerChannel,
                                                                         ActQuant::kPerTensorStatic));
   run_fp8_case(custom(13, 16, 1024, 512, 2, "softmax_topk"), fp8_quant(WeightFormat::kFP8PerTensor,
