@@ -53,12 +53,9 @@ struct IntMagic<__half> {
   static constexpr uint32_t kHalf = 0x6400;  // 1024.0 (no kOne: fp16 does not fold, see kFold)
 };
 
-// magic + v (0 <= v < 2^kBits of int4) as fp32, exactly: the 16-bit pattern widened.
-template <typename T>
+// 128 + v (0 <= v < 16, an int4 zero point) as fp32, exactly: the bf16 pattern widened.
 __device__ __forceinline__ float magic_float(int v) {
-  const uint32_t h = IntMagic<T>::kHalf + static_cast<uint32_t>(v);
-  if constexpr (std::is_same<T, __half>::value) return __half2float(__ushort_as_half(static_cast<unsigned short>(h)));
-  return __uint_as_float(h << 16);
+  return __uint_as_float((IntMagic<__nv_bfloat16>::kHalf + static_cast<uint32_t>(v)) << 16);
 }
 
 // a - b on two packed 16-bit values of type T.
@@ -335,8 +332,6 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
       for (int i = 0; i < kUnroll; ++i) {
         const int j = b_begin + st * kUnroll + i;
         const bool block_ok = j < b_end;
-        // Whole blocks inside K (all but a partial last one) load x unpredicated.
-        const bool whole = block_ok && kk - 128 * j >= 128;
         const int k_left = kk - 128 * j - 8 * w.q;  // step u is inside K when 32 u < k_left
         uint4 lo[kVecs], hi[kVecs];
 #pragma unroll
@@ -352,8 +347,13 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
         for (int u = 0; u < kGpb; ++u) {
           const int zl = has_zeros ? zero_at<kBits>(gps[u], false, w.g) : 1 << (kBits - 1);
           const int zh = has_zeros ? zero_at<kBits>(gps[u], true, w.g) : 1 << (kBits - 1);
-          z_lo[u] = kFold ? __float_as_uint(magic_float<T>(zl)) : zero_operand<T, kBits>(zl);
-          z_hi[u] = kFold ? __float_as_uint(magic_float<T>(zh)) : zero_operand<T, kBits>(zh);
+          if constexpr (kFold) {
+            z_lo[u] = __float_as_uint(magic_float(zl));
+            z_hi[u] = __float_as_uint(magic_float(zh));
+          } else {
+            z_lo[u] = zero_operand<T, kBits>(zl);
+            z_hi[u] = zero_operand<T, kBits>(zh);
+          }
           // Past the slice the ring holds stale bytes: select 0, never multiply them.
           s_lo[u] = block_ok ? scale_at(gps[u], false, w.g, qw.scale_type) : 0.0f;
           s_hi[u] = block_ok ? scale_at(gps[u], true, w.g, qw.scale_type) : 0.0f;
@@ -366,7 +366,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
           const int gu = kGpb == 1 ? 0 : u;  // compile-time index
-          const bool ok = whole || (block_ok && 32 * u < k_left);
+          const bool ok = block_ok && 32 * u < k_left;
           uint32_t words_lo[kVecs == 1 ? 1 : 2], words_hi[kVecs == 1 ? 1 : 2];
           if constexpr (kBits == 4) {
             words_lo[0] = u == 0 ? lo[0].x : u == 1 ? lo[0].y : u == 2 ? lo[0].z : lo[0].w;
