@@ -672,23 +672,23 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   // routed weight applied there) and align zeroes the rows of skipped pairs, as the combine
   // would: no combine (top1_direct_output). Not where out overlaps x (an in-place call: align
   // may run beside x's FP8 quantization, which reads every row).
-  const int64_t rows_bytes = s.m * s.hidden * dtype_size(in.act_dtype);
+  const int64_t row_bytes = s.hidden * dtype_size(in.act_dtype);
   const char* x_begin = static_cast<const char*>(in.x);
   const char* out_begin = static_cast<const char*>(args.out);
   const bool direct_out = !grouped && top1_direct_output(s, in.expert_map != nullptr) &&
-                          (out_begin + rows_bytes <= x_begin || x_begin + rows_bytes <= out_begin);
+                          (out_begin + s.m * row_bytes <= x_begin || x_begin + s.m * row_bytes <= out_begin);
   if (direct_out) {
     al.skipped_rows = args.out;
-    al.skipped_row_bytes = s.hidden * dtype_size(in.act_dtype);
+    al.skipped_row_bytes = row_bytes;
   }
+  void* expert_out = at<void>(workspace, ws, "expert_out");
   FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream, x_first));
   FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, path, al, topk_weights, workspace, ws, sms, stream)
                                    : run_small_m(args, al, topk_weights, workspace, ws, sms,
-                                                 direct_out ? args.out : at<void>(workspace, ws, "expert_out"), stream));
+                                                 direct_out ? args.out : expert_out, stream));
   if (direct_out) return Status();
 
-  return enqueue_combine(in, al, grouped && !in.apply_router_weight_on_input ? topk_weights : nullptr,
-                         at<void>(workspace, ws, "expert_out"),
+  return enqueue_combine(in, al, grouped && !in.apply_router_weight_on_input ? topk_weights : nullptr, expert_out,
                          grouped ? at<int32_t>(workspace, ws, "row_of_pair") : nullptr, args.out, stream);
 }
 
