@@ -465,9 +465,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
   constexpr int kUnroll = kSplitK > 1 && kNTiles == 1 && !kBlock ? 4 : 2;
   __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
 
-  wait_for_predecessor();
   gemv::WarpPlace<kSplitK, kGateUp> w;
-  if (!w.init(p)) return;
+  if (!w.start(p)) return;  // waits for the predecessor where it must (down: later)
   const int64_t K = p.k;
   const int64_t rows = kGateUp ? 2 * p.n_out : p.n_out;
   const uint8_t* w_expert = wv.w + static_cast<int64_t>(w.e) * rows * K;
@@ -511,6 +510,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
   for (int c0 = 0; c0 < w.count; c0 += kTokensPerPass) {
     uint4 cur_lo[kUnroll], cur_hi[kUnroll];
     load_steps(s_begin, cur_lo, cur_hi);
+    w.wait_for_activations(c0);
     // The lane's 16 k of step s of token column g of each n-tile: x_q[nt][8 s], [8 s + 1]
     // (fp16 holding e4m3). Columns past the expert's tokens read token 0's row, unused.
     const uint4* x_q[kNTiles];

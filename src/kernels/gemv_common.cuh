@@ -82,6 +82,26 @@ struct WarpPlace {
     return true;
   }
 
+  // init() behind the programmatic dependent launch's wait where it must be. Gate-up reads
+  // align's expert table, which its predecessor wrote: it waits first. Down reads the same
+  // table, complete before down can start (its predecessor, the gate-up GEMV or the
+  // intermediate's quantizer, waits in every CTA before it lets its successors launch, and
+  // that wait covers align); only the activations (and their scales) come from the
+  // predecessor, so down waits in wait_for_activations(), with its first weight loads in flight
+  // under the predecessor's tail. False for a CTA past the live expert count, which leaves;
+  // down's slot 0 waits first (no live expert at all), so that the grid never ends before its
+  // predecessor.
+  __device__ bool start(const GroupedGemvParams& p, bool gate_up_interleaved = false) {
+    if (kGateUp) wait_for_predecessor();
+    if (init(p, gate_up_interleaved)) return true;
+    if (!kGateUp && blockIdx.y == 0) wait_for_predecessor();
+    return false;
+  }
+  // Down's wait (start()), before the first pass reads the activations.
+  __device__ static void wait_for_activations(int c0) {
+    if (!kGateUp && c0 == 0) wait_for_predecessor();
+  }
+
   // [begin, end) of this warp's slice of `units` K units (32-k steps or 128-k blocks).
   __device__ void slice(int64_t units, int64_t* s_begin, int64_t* s_end) const {
     const int64_t per_split = (units + kSplitK - 1) / kSplitK;

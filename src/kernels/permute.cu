@@ -69,34 +69,44 @@ __global__ void __launch_bounds__(kThreads) interleave_gate_up_kernel(Interleave
   }
 }
 
-// kTopk > 0: the slot count known at compile time, every slot's id loaded before any row, so
-// a token costs two dependent round trips; kTopk = 0: any topk.
+// kTopk > 0: the slot count known at compile time; every slot's id, row and weight are loaded
+// before the wait for the down GEMM (programmatic dependent launch), so that after it a token
+// costs one round trip, for its rows. Those inputs are complete before this grid can start:
+// the routing, align's and the gather's row_of_pair are older than the down GEMM's
+// predecessor, and every GEMM CTA waits for that one before it lets this grid launch.
+// kTopk = 0: any topk, everything after the wait.
 template <typename T, int kTopk>
 __global__ void __launch_bounds__(256) combine_kernel(CombineParams p) {
   const int64_t vecs_per_row = p.hidden / kVec;
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  wait_for_predecessor();  // the down GEMM wrote y
-  if (i >= p.m * vecs_per_row) return;
-  const int64_t t = i / vecs_per_row, v = i % vecs_per_row;
+  const bool live = i < p.m * vecs_per_row;
+  const int64_t t = live ? i / vecs_per_row : 0, v = i % vecs_per_row;
   const int topk = kTopk > 0 ? kTopk : p.topk;
-  float sum[kVec] = {};
   constexpr int kBatch = kTopk > 0 ? kTopk : 4;
-  for (int s0 = 0; s0 < topk; s0 += kBatch) {
-    bool local[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {  // an expert on another GPU has no row
-      local[b] = s0 + b < topk && local_expert_of(p.topk_ids[t * topk + s0 + b], p.expert_map, p.global_experts,
-                                                          p.num_experts) >= 0;
-    }
-    uint4 raw[kBatch];
-    float scale[kBatch];
+  // The rows (-1: an expert on another GPU, no row) and weights of slots s0 .. s0 + kBatch - 1.
+  int64_t row[kBatch];
+  float scale[kBatch];
+  auto slots = [&](int s0) {
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const int64_t pair = t * topk + s0 + b;
-      const int64_t row = p.row_of_pair != nullptr && local[b] ? p.row_of_pair[pair] : pair;
-      raw[b] = local[b] ? load_act(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + row * p.hidden) + v)
-                        : make_uint4(0, 0, 0, 0);
-      scale[b] = p.topk_weights != nullptr && local[b] ? p.topk_weights[pair] : 1.0f;
+      const bool local = live && s0 + b < topk &&
+                         local_expert_of(p.topk_ids[pair], p.expert_map, p.global_experts, p.num_experts) >= 0;
+      row[b] = !local ? -1 : p.row_of_pair != nullptr ? p.row_of_pair[pair] : pair;
+      scale[b] = p.topk_weights != nullptr && local ? p.topk_weights[pair] : 1.0f;
+    }
+  };
+  if (kTopk > 0) slots(0);
+  wait_for_predecessor();  // the down GEMM wrote y
+  if (!live) return;
+  float sum[kVec] = {};
+  for (int s0 = 0; s0 < topk; s0 += kBatch) {
+    if (kTopk == 0) slots(s0);
+    uint4 raw[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      raw[b] = row[b] >= 0 ? load_act(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + row[b] * p.hidden) + v)
+                           : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {  // slot order: deterministic

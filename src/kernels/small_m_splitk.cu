@@ -44,9 +44,8 @@ __device__ __forceinline__ void grouped_gemv(const GroupedGemvParams& p, bool in
   constexpr int kUnroll = kNTiles == 1 ? 4 : 2;
   __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
 
-  wait_for_predecessor();  // align (or gate-up) wrote everything read below
   gemv::WarpPlace<kSplitK, kGateUp> w;
-  if (!w.init(p, interleaved)) return;
+  if (!w.start(p, interleaved)) return;  // waits for the predecessor where it must (down: later)
   const int64_t K = p.k;
   const int64_t rows_per_expert = kGateUp ? 2 * p.n_out : p.n_out;
   const T* w_expert = static_cast<const T*>(p.w) + static_cast<int64_t>(w.e) * rows_per_expert * K;
@@ -73,6 +72,7 @@ __device__ __forceinline__ void grouped_gemv(const GroupedGemvParams& p, bool in
     // dependent loads): the two latencies overlap.
     uint4 cur_lo[kUnroll], cur_hi[kUnroll];
     load_block(s_begin, cur_lo, cur_hi);
+    w.wait_for_activations(c0);
     const T* x_row[kNTiles];
     bool x_valid[kNTiles];
     w.template token_rows<T, kNTiles>(p, c0, x_row, x_valid);

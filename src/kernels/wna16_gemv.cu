@@ -211,9 +211,8 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
   extern __shared__ __align__(16) unsigned char s_ring[];
 
-  wait_for_predecessor();
   gemv::WarpPlace<kSplitK, kGateUp> w;
-  if (!w.init(p)) return;
+  if (!w.start(p)) return;  // waits for the predecessor where it must (down: later)
   const int64_t K = p.k;
   const int64_t rows = kGateUp ? 2 * p.n_out : p.n_out;
   const int64_t row_words = quant_row_words(K, kBits);
@@ -307,6 +306,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     ir = first_rem;
 #pragma unroll
     for (int st = 0; st < kStages - 1; ++st) issue(st);
+    w.wait_for_activations(c0);
     // Token rows: a lane past the expert's tokens reads its first token's row (token_rows),
     // which only feeds that lane's MMA column, never stored.
     const T* x_row[kNTiles];
