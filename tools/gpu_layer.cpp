@@ -83,7 +83,7 @@ Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing, Ke
   if (!st.ok()) return st;
   args_ = MoeArguments();
   args_.inputs = in;
-  args_.inputs.x = x_.get();
+  args_.inputs.x = out_is_x_ ? out_.get() : x_.get();
   if (routing != nullptr) {
     args_.inputs.router_logits = nullptr;
     args_.inputs.topk_ids = static_cast<const int32_t*>(ids_.get());
@@ -106,8 +106,15 @@ Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing, Ke
   return workspace_.assign(nullptr, bytes);
 }
 
+void GpuLayer::set_out_is_x(bool out_is_x) {
+  out_is_x_ = out_is_x;
+  args_.inputs.x = out_is_x ? out_.get() : x_.get();
+}
+
 Status GpuLayer::run(cudaStream_t stream) {
-  Status st = cuda_status(cudaMemsetAsync(out_.get(), 0xff, out_.bytes(), stream), "cudaMemsetAsync");
+  Status st = out_is_x_ ? cuda_status(cudaMemcpyAsync(out_.get(), x_.get(), out_.bytes(), cudaMemcpyDeviceToDevice, stream),
+                                      "cudaMemcpyAsync")
+                        : cuda_status(cudaMemsetAsync(out_.get(), 0xff, out_.bytes(), stream), "cudaMemsetAsync");
   if (!st.ok()) return st;
   return fusedmoe::run(args_, workspace_.get(), workspace_.bytes(), stream);
 }

@@ -44,7 +44,11 @@ class GpuLayer {
   /// `split_k` (0: the planner's) forces the small-M path's split-K per GEMV.
   Status set_inputs(const MoeInputs& inputs, const ref::Routing* routing, KernelPath path = KernelPath::kAuto,
                     SplitK split_k = SplitK());
-  /// Poisons the output (0xFF bytes: NaN) and enqueues the layer.
+  /// out_is_x: the layer runs in place (out = x, as a caller may pass): each run first copies
+  /// the uploaded x into the output buffer and passes that buffer as both x and out.
+  void set_out_is_x(bool out_is_x);
+  /// Poisons the output (0xFF bytes: NaN), or with out_is_x writes x there, and enqueues the
+  /// layer.
   Status run(cudaStream_t stream);
   /// The output, [m, hidden], as doubles (after the stream is synchronized).
   Status output(std::vector<double>* out) const;
@@ -64,6 +68,7 @@ class GpuLayer {
  private:
   std::vector<std::unique_ptr<DeviceBuffer>> tensors_;
   DeviceBuffer x_, ids_, weights_, logits_, bias_, map_, out_, workspace_;
+  bool out_is_x_ = false;
   DeviceBuffer prepared_;  // prepare_weights' storage (dense and integer formats)
   PreparedWeights prepared_weights_;
   PreparedWeights checkpoint_weights_;

@@ -109,6 +109,7 @@ struct GpuCase {
   QuantParams quant;         // dense by default
   bool from_dense = false;   // integer weights quantized from random dense ones (else random codes)
   bool dense_in_place = false;  // dense weights read in the checkpoint's order (no prepared storage)
+  bool out_is_x = false;        // the layer called in place: out = x
 };
 
 std::string describe(const QuantParams& q) {
@@ -125,7 +126,7 @@ std::string describe(const GpuCase& c) {
          " topk=" + std::to_string(c.shape.topk) + " " + to_string(c.act) + " routing=" + c.routing +
          (c.ep_half ? " ep_half" : "") + (c.bad_map ? " bad_map" : "") + " " + to_string(c.activation) + (c.weight_on_input ? " on_input" : "") + " path=" + to_string(c.path) +
          (c.split_k.forced() ? " split_k=" + c.split_k.to_string() : "") + " weights=" + describe(c.quant) +
-         (c.dense_in_place ? " in_place" : "");
+         (c.dense_in_place ? " in_place" : "") + (c.out_is_x ? " out_is_x" : "");
 }
 
 std::string checkpoint_key(const ProblemShape& s, DType act, const QuantParams& q, bool from_dense) {
@@ -287,6 +288,7 @@ void run_case(const GpuCase& c) {
     Phase phase(&g_phases.gpu);
     st = layer.set_inputs(gpu_inputs, c.gpu_routing ? nullptr : &routing, c.path, c.split_k);
     ASSERT_TRUE(st.ok()) << st.message();
+    layer.set_out_is_x(c.out_is_x);
     // Poison the workspace too: nothing may read what the layer did not write.
     if (layer.workspace_bytes() > 0) CUDA_OK(cudaMemset(layer.workspace(), 0xff, layer.workspace_bytes()));
     st = layer.run(nullptr);  // poisons the output first
@@ -451,6 +453,15 @@ TEST_P(DenseLayer, EdgeShapes) {
     run_case(one);
     one.bad_map = true;
     run_case(one);
+  }
+  // In place (out = x): top-1 keeps the combine on small_m (align would zero rows of x before
+  // the gate-up GEMV reads them); every path reads x before it writes out.
+  for (int32_t topk : {1, 4}) {
+    GpuCase in_place = custom(9, 32, 512, 256, topk, "uniform");
+    in_place.out_is_x = true;
+    run_case(in_place);
+    in_place.ep_half = true;
+    run_case(in_place);
   }
 }
 
