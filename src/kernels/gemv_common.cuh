@@ -88,7 +88,8 @@ struct WarpPlace {
   // intermediate's quantizer, waits in every CTA before it lets its successors launch, and
   // that wait covers align); only the activations (and their scales) come from the
   // predecessor, so down waits in wait_for_activations(), with its first weight loads in flight
-  // under the predecessor's tail. False for a CTA past the live expert count, which leaves;
+  // under the predecessor's tail. An invariant for any kernel placed between align and down:
+  // it waits before it triggers its successors (or is a plain launch). False for a CTA past the live expert count, which leaves;
   // down's slot 0 waits first (no live expert at all), so that the grid never ends before its
   // predecessor.
   __device__ bool start(const GroupedGemvParams& p, bool gate_up_interleaved = false) {
