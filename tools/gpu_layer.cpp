@@ -83,7 +83,7 @@ Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing, Ke
   if (!st.ok()) return st;
   args_ = MoeArguments();
   args_.inputs = in;
-  args_.inputs.x = out_is_x_ ? out_.get() : x_.get();
+  set_out_is_x(out_is_x_);  // args_.inputs.x
   if (routing != nullptr) {
     args_.inputs.router_logits = nullptr;
     args_.inputs.topk_ids = static_cast<const int32_t*>(ids_.get());

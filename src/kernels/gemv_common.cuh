@@ -89,9 +89,9 @@ struct WarpPlace {
   // that wait covers align); only the activations (and their scales) come from the
   // predecessor, so down waits in wait_for_activations(), with its first weight loads in flight
   // under the predecessor's tail. An invariant for any kernel placed between align and down:
-  // it waits before it triggers its successors (or is a plain launch). False for a CTA past the live expert count, which leaves;
-  // down's slot 0 waits first (no live expert at all), so that the grid never ends before its
-  // predecessor.
+  // it waits before it triggers its successors (or is a plain launch).
+  // Returns false for a CTA past the live expert count, which leaves; down's slot 0 waits
+  // first (no live expert at all), so that the grid never ends before its predecessor.
   __device__ bool start(const GroupedGemvParams& p, bool gate_up_interleaved = false) {
     if (kGateUp) wait_for_predecessor();
     if (init(p, gate_up_interleaved)) return true;

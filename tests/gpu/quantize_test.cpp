@@ -243,7 +243,6 @@ TEST(Fp8Quantize, CodesAndScalesMatchTheReferenceBitForBit) {
   }
 }
 
-
 TEST(Fp8Quantize, WholeTensorRefusesWhatOneCtaDoesNot) {
   // Checked before any launch: no GPU needed.
   uint16_t in_word = 0, out_word = 0;
