@@ -447,8 +447,11 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
       e = kernels::launch_fp8_gemv(g, fp8_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2), xv,
                                    cfg.ctas_per_sm, stream);
     } else {
+      const kernels::GemvStaging staging = !gate_up && dense_down_ring(k, g.split_k)
+                                               ? kernels::GemvStaging::kSharedRing
+                                               : kernels::GemvStaging::kRegisters;
       e = integer ? kernels::launch_wna16_gemv(g, v, stream)
-                  : kernels::launch_grouped_gemv(g, args.weights->gate_up_interleaved, stream);
+                  : kernels::launch_grouped_gemv(g, args.weights->gate_up_interleaved, staging, stream);
     }
     const char* kernel = fp8 ? "fp8_gemv" : integer ? "wna16_gemv" : "small_m_splitk";
     return e == cudaSuccess ? Status() : cuda_error(e, std::string(kernel) + (gate_up ? " gate-up launch" : " down launch"));

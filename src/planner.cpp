@@ -177,6 +177,12 @@ Status check_gpu_routing(const RoutingConfig& r) {
   return Status();
 }
 
+bool dense_down_ring(int64_t k, int32_t split_k) {
+  if (split_k <= 0) return false;
+  const int64_t steps = (k + 31) / 32;
+  return (steps + split_k - 1) / split_k <= kDenseRingMaxSliceSteps;
+}
+
 SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
                                        int32_t sm_count, int64_t split_k_unit, SmallMSplitRule rule) {
   constexpr int kWarps = 8;

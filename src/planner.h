@@ -236,6 +236,17 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
                                        int32_t sm_count, int64_t split_k_unit = 128,
                                        SmallMSplitRule rule = kDenseSplitRule);
 
+/// The dense down GEMV keeps its weights in a shared-memory ring (3 CTAs per SM instead of 2)
+/// where a warp's K slice has at most this many 32-k steps, in registers where longer (v30,
+/// bf16 and fp16, one run, two rounds against registers everywhere: the ring at slices of 4-12
+/// steps 1-6% faster (Qwen2-57B TP4 M = 1 48.5 -> 45.6 us, Qwen3-30B M = 2-4 4-5%, DeepSeek-V3
+/// TP8 1-2%), at 20-24 steps 0.6-1.1% slower, at Mixtral's 112 1.5-4% slower: short slices are
+/// bound by the CTA's fixed latencies, which more resident CTAs overlap; long ones by bytes in
+/// flight per warp, which the registers' deeper pipeline holds).
+inline constexpr int64_t kDenseRingMaxSliceSteps = 16;
+/// Whether the dense down GEMV at this K and split-K runs the shared-memory ring.
+bool dense_down_ring(int64_t k, int32_t split_k);
+
 /// fp8_gemv's configuration for 128 x 128 block scales: the register-bound variant under
 /// kFp8BlockSplitRule, or the unbounded one under kFp8BlockWideSplitRule where the grids
 /// qualify (see kFp8BlockWideMaxCtasPerSm).

@@ -47,6 +47,40 @@ __device__ __forceinline__ void mma_16816<__half>(float (&c)[4], uint32_t a0, ui
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+// cp.async to a shared-memory address (as from __cvta_generic_to_shared).
+__device__ __forceinline__ void cp_async16(uint32_t smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async8(uint32_t smem, const void* gmem) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(smem), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+// Streamed weights (read once): an L2 policy that evicts them first, as __ldcs does for loads.
+__device__ __forceinline__ uint64_t evict_first_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+// 16 bytes from gmem to shared memory under `policy`, or 16 zero bytes where !ok (gmem is not
+// read then, but must still be a valid address expression).
+__device__ __forceinline__ void cp_async16_stream(uint32_t smem, const void* gmem, bool ok, uint64_t policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(smem), "l"(gmem),
+               "r"(ok ? 16 : 0), "l"(policy)
+               : "memory");
+}
+// A 16-byte shared-memory load, volatile so that it stays after the cp.async wait before it
+// and before the copy that refills its slot after it (all three are volatile asm).
+__device__ __forceinline__ uint4 ld_shared16(uint32_t smem) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(smem));
+  return v;
+}
+
 // Where a warp of a CTA works: blockIdx.y is a slot of the active-expert list, blockIdx.x a
 // group of kWarps / kSplitK 16-row tiles; the warp owns one tile and one of kSplitK K slices.
 template <int kSplitK, bool kGateUp>
@@ -194,12 +228,13 @@ inline dim3 grid_for(const GroupedGemvParams& p) {
   return dim3(static_cast<unsigned>((tiles + row_tiles - 1) / row_tiles), static_cast<unsigned>(p.max_active));
 }
 
-// CTAs of one GEMV instantiation (kThreads threads, static shared memory only) that fit one SM:
-// what grouped_gemv_resident_ctas and fp8_gemv_resident_ctas report for the GPU tests.
+// CTAs of one GEMV instantiation (kThreads threads, dynamic_smem bytes of dynamic shared memory)
+// that fit one SM: what grouped_gemv_resident_ctas and fp8_gemv_resident_ctas report for the
+// GPU tests.
 template <typename Kernel>
-cudaError_t resident_ctas(Kernel kernel, int* ctas_per_sm) {
+cudaError_t resident_ctas(Kernel kernel, int* ctas_per_sm, size_t dynamic_smem = 0) {
   if (kernel == nullptr || ctas_per_sm == nullptr) return cudaErrorInvalidValue;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, kThreads, 0);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, kThreads, dynamic_smem);
 }
 
 }  // namespace fusedmoe::kernels::gemv

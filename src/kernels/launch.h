@@ -100,14 +100,23 @@ static_assert(sizeof(GroupedGemvParams) == 128, "GroupedGemvParams' layout chang
 /// kDenseSplitRule assumes. Unbounded, ptxas gave the dense split-2 kernels 136 registers
 /// after a parameter was added (0cd93fc): one CTA per SM, decode up to 20% slower (PERF.md v21).
 inline constexpr int32_t kGemvCtasPerSm = 2;
+/// The dense down GEMV's shared-memory ring variant with one n-tile is compiled for this many
+/// (at most 80 registers, 52 KiB of shared memory per CTA); with four n-tiles for 2.
+inline constexpr int32_t kDenseRingCtasPerSm = 3;
+/// Where the dense GEMV keeps its weights between load and MMA: registers (a two-block software
+/// pipeline), or, down only, a cp.async ring in shared memory (PERF.md v30: more CTAs per SM,
+/// for short K slices; the planner's dense_gemv_staging() picks).
+enum class GemvStaging { kRegisters, kSharedRing };
 /// gate_up_interleaved: gate-up reads w13's rows as gate_up_row() interleaves them (prepared
 /// dense weights). An argument of this launcher only, not a GroupedGemvParams field: a field
 /// changes the generated code of every fp8_gemv and wna16_gemv kernel (v18, v21), which never
-/// read interleaved rows.
-cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interleaved, cudaStream_t stream);
-/// CTAs of the (dtype, projection, split_k, n_tiles) instantiation that fit one SM
-/// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); the GPU tests hold it to kGemvCtasPerSm.
-cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles, int* ctas_per_sm);
+/// read interleaved rows; so is `staging`.
+cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interleaved, GemvStaging staging,
+                                cudaStream_t stream);
+/// CTAs of the (dtype, projection, split_k, n_tiles, staging) instantiation that fit one SM
+/// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); the GPU tests hold it to the planner's counts.
+cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles,
+                                       GemvStaging staging, int* ctas_per_sm);
 
 /// Prepared weight-only int4/int8 weights of one projection (N rows, K columns; docs/FORMATS.md,
 /// "Prepared integer layout"): codes [E, N, kp * bits / 32] uint32 with kp = K rounded up to

@@ -38,6 +38,10 @@ namespace fusedmoe::kernels {
 
 namespace {
 
+using gemv::cp_async16;
+using gemv::cp_async8;
+using gemv::cp_async_commit;
+using gemv::cp_async_wait;
 using gemv::kThreads;
 using gemv::mma_16816;
 
@@ -129,19 +133,6 @@ __device__ __forceinline__ void dequant_step(const uint32_t (&words)[kBits / 4],
       memcpy(&r[i], &b, 4);
     }
   }
-}
-
-// cp.async to a shared-memory address (as from __cvta_generic_to_shared).
-__device__ __forceinline__ void cp_async16(uint32_t smem, const void* gmem) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(gmem));
-}
-__device__ __forceinline__ void cp_async8(uint32_t smem, const void* gmem) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(smem), "l"(gmem));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
 }
 
 constexpr int kStages = 4;  // cp.async ring depth per warp

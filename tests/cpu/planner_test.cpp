@@ -482,6 +482,22 @@ TEST(Planner, SplitKFillsTheGridOnlyWhenNeeded) {
   EXPECT_EQ(choose_small_m_config(1792, 8, 96, 4096, 132).n_tiles, 1);
 }
 
+TEST(Planner, DenseDownRingOnlyForShortSlices) {
+  // The shapes of v30's measurement: Qwen2-57B TP4 down (K = 640) at split 4: 5 steps per
+  // warp; Qwen3-30B (K = 768) at split 1: 24; DeepSeek-V3 TP8 (K = 256) at split 2: 4;
+  // Mixtral (K = 14336) at split 4: 112.
+  EXPECT_TRUE(dense_down_ring(640, 4));
+  EXPECT_TRUE(dense_down_ring(768, 2));  // 12
+  EXPECT_FALSE(dense_down_ring(768, 1));
+  EXPECT_TRUE(dense_down_ring(256, 2));
+  EXPECT_FALSE(dense_down_ring(14336, 4));
+  // The bound itself, and a partial last step: K = 520 is 17 steps (16.25 rounded up).
+  EXPECT_TRUE(dense_down_ring(32 * kDenseRingMaxSliceSteps, 1));
+  EXPECT_FALSE(dense_down_ring(520, 1));
+  EXPECT_TRUE(dense_down_ring(520, 2));
+  EXPECT_FALSE(dense_down_ring(640, 0));
+}
+
 TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
   // DeepSeek-V3 TP8 down projection at M = 1 under fp8_gemv's rule (2 resident CTAs per SM,
   // 264 slots): 448 CTAs at split 1 already pass one wave, so no split (the dense rule: 2).

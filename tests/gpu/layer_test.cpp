@@ -915,18 +915,28 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
 
 // The planner's one-wave split rule (kDenseSplitRule) counts kGemvCtasPerSm resident CTAs per
 // SM for every dense GEMV; one variant at 136 registers ran one per SM and made decode 10-20%
-// slower unnoticed (PERF.md v21).
+// slower unnoticed (PERF.md v21). The down GEMV's shared-memory ring variant is compiled for
+// kDenseRingCtasPerSm with one n-tile (2 with four); gate-up has no ring variant.
 TEST(SmallMSplitK, EveryDenseKernelFitsThePlannersResidentCtas) {
   REQUIRE_GPU();
+  using kernels::GemvStaging;
   for (kernels::ElemType elem : {kernels::ElemType::kBF16, kernels::ElemType::kFP16}) {
     for (bool gate_up : {true, false}) {
-      for (int32_t split : {1, 2, 4, 8}) {
-        for (int32_t n_tiles : {1, 4}) {
-          int ctas = 0;
-          ASSERT_EQ(kernels::grouped_gemv_resident_ctas(elem, gate_up, split, n_tiles, &ctas), cudaSuccess);
-          EXPECT_GE(ctas, kernels::kGemvCtasPerSm)
-              << (elem == kernels::ElemType::kBF16 ? "bf16" : "fp16") << (gate_up ? " gate-up" : " down")
-              << " split " << split << " n_tiles " << n_tiles;
+      for (GemvStaging staging : {GemvStaging::kRegisters, GemvStaging::kSharedRing}) {
+        for (int32_t split : {1, 2, 4, 8}) {
+          for (int32_t n_tiles : {1, 4}) {
+            const bool ring = staging == GemvStaging::kSharedRing;
+            int ctas = 0;
+            const cudaError_t e = kernels::grouped_gemv_resident_ctas(elem, gate_up, split, n_tiles, staging, &ctas);
+            if (gate_up && ring) {
+              EXPECT_EQ(e, cudaErrorInvalidValue);
+              continue;
+            }
+            ASSERT_EQ(e, cudaSuccess);
+            EXPECT_GE(ctas, !ring ? kernels::kGemvCtasPerSm : n_tiles == 1 ? kernels::kDenseRingCtasPerSm : 2)
+                << (elem == kernels::ElemType::kBF16 ? "bf16" : "fp16") << (gate_up ? " gate-up" : " down")
+                << (ring ? " ring" : " registers") << " split " << split << " n_tiles " << n_tiles;
+          }
         }
       }
     }
