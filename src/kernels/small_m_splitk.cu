@@ -38,6 +38,17 @@ using gemv::kThreads;
 using gemv::kWarps;
 using gemv::mma_16816;
 
+// The starts of this lane's two weight rows (w.row_lo, w.row_hi) of its expert: w13 [E, 2 I, K]
+// in gate-up, w2 [E, H, K] in down.
+template <typename T, int kSplitK, bool kGateUp>
+__device__ __forceinline__ void weight_rows(const GroupedGemvParams& p, const gemv::WarpPlace<kSplitK, kGateUp>& w,
+                                            const T** lo, const T** hi) {
+  const int64_t rows_per_expert = kGateUp ? 2 * p.n_out : p.n_out;
+  const T* w_expert = static_cast<const T*>(p.w) + static_cast<int64_t>(w.e) * rows_per_expert * p.k;
+  *lo = w_expert + w.row_lo * p.k;
+  *hi = w_expert + w.row_hi * p.k;
+}
+
 // Lane (g, q) loads 16 bytes = 8 consecutive k of its two weight rows per 32-k step, plain
 // coalesced 16-byte loads fed straight to the MMAs (mapping in gemv_common.cuh).
 template <typename T, int kSplitK, int kNTiles, bool kGateUp>
@@ -51,10 +62,9 @@ __device__ __forceinline__ void grouped_gemv_regs(const GroupedGemvParams& p, bo
   gemv::WarpPlace<kSplitK, kGateUp> w;
   if (!w.start(p, interleaved)) return;  // waits for the predecessor where it must (down: later)
   const int64_t K = p.k;
-  const int64_t rows_per_expert = kGateUp ? 2 * p.n_out : p.n_out;
-  const T* w_expert = static_cast<const T*>(p.w) + static_cast<int64_t>(w.e) * rows_per_expert * K;
-  const T* w_lo = w_expert + w.row_lo * K;
-  const T* w_hi = w_expert + w.row_hi * K;
+  const T* w_lo = nullptr;
+  const T* w_hi = nullptr;
+  weight_rows(p, w, &w_lo, &w_hi);
   // This warp's K slice, in 32-wide steps; a step's k past K loads zeros.
   int64_t s_begin = 0, s_end = 0;
   w.slice((K + 31) / 32, &s_begin, &s_end);
@@ -139,10 +149,9 @@ __device__ __forceinline__ void grouped_gemv_ring(const GroupedGemvParams& p, bo
   gemv::WarpPlace<kSplitK, kGateUp> w;
   if (!w.start(p, interleaved)) return;  // waits for the predecessor where it must (down: later)
   const int64_t K = p.k;
-  const int64_t rows_per_expert = kGateUp ? 2 * p.n_out : p.n_out;
-  const T* w_expert = static_cast<const T*>(p.w) + static_cast<int64_t>(w.e) * rows_per_expert * K;
-  const T* w_lo = w_expert + w.row_lo * K;
-  const T* w_hi = w_expert + w.row_hi * K;
+  const T* w_lo = nullptr;
+  const T* w_hi = nullptr;
+  weight_rows(p, w, &w_lo, &w_hi);
   // This warp's K slice, in 32-wide steps, consumed in blocks of kUnroll steps; a step's k
   // past K is zero in both operands.
   int64_t s_begin = 0, s_end = 0;
