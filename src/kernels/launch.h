@@ -105,7 +105,7 @@ inline constexpr int32_t kGemvCtasPerSm = 2;
 inline constexpr int32_t kDenseRingCtasPerSm = 3;
 /// Where the dense GEMV keeps its weights between load and MMA: registers (a two-block software
 /// pipeline), or, down only, a cp.async ring in shared memory (PERF.md v30: more CTAs per SM,
-/// for short K slices; the planner's dense_gemv_staging() picks).
+/// for short K slices; the planner's dense_down_ring() picks).
 enum class GemvStaging { kRegisters, kSharedRing };
 /// gate_up_interleaved: gate-up reads w13's rows as gate_up_row() interleaves them (prepared
 /// dense weights). An argument of this launcher only, not a GroupedGemvParams field: a field
