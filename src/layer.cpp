@@ -508,38 +508,52 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     float* sfb = at<float>(workspace, ws, "fp8_weight_scales");
     float* amax = at<float>(workspace, ws, "amax");
     const bool epilogue_scales = fp8_epilogue_scales(quant);
-    auto gemm = [&](Projection which, const void* a, int64_t k, const float* static_scale, const Fp8Quantize& how,
-                    void* d) -> Status {
+    // Each GEMM's parameters (GEMM1 into gate_up, GEMM2 into rows), its arrays set (0 or 1).
+    auto params = [&](Projection which) {
       const bool w13 = which == Projection::kW13;
-      const bool by_token = how.source == kernels::Fp8QuantIn::kScatterTokens;  // rows: the tokens
-      FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, elem, a, by_token ? s.m : pairs, k, by_token ? nullptr : live,
-                                                    static_scale, amax + (w13 ? 0 : 1), how, a8, sfa,
-                                                    w13 ? "x" : "intermediate", stream));
-      kernels::Fp8WeightScalesParams sp;
-      sp.w = fp8_view(*args.weights, which);
-      gp.num_groups = s.num_experts;
-      gp.expert_offsets = al.expert_offsets;
-      gp.n = sp.w.n;
-      gp.k = k;
-      gp.a = a8;
-      gp.b = sp.w.w;
-      gp.d = d;
-      gp.sfa = sfa;
-      cudaError_t err = cudaSuccess;
+      const kernels::Fp8WeightsView w = fp8_view(*args.weights, which);
+      kernels::GroupedGemmParams g = gp;
+      g.num_groups = s.num_experts;
+      g.expert_offsets = al.expert_offsets;
+      g.n = w.n;
+      g.k = w13 ? s.hidden : s.inter;
+      g.a = a8;
+      g.b = w.w;
+      g.d = w13 ? gate_up : rows;
+      g.sfa = sfa;
       if (epilogue_scales) {  // [E] per-tensor or [E, n] per-channel, as in the checkpoint
-        gp.sfb = sp.w.scales;
-        gp.sfb_per_column = sp.w.kind == kernels::Fp8WeightScale::kRow;
-        gp.sfb_expert_stride = gp.sfb_per_column ? sp.w.n : 1;
-      } else {
+        g.sfb = w.scales;
+        g.sfb_per_column = w.kind == kernels::Fp8WeightScale::kRow;
+        g.sfb_expert_stride = g.sfb_per_column ? w.n : 1;
+      } else {  // rewritten by fp8_weight_scales before each GEMM
+        g.sfb = sfb;
+        g.sfb_expert_stride = fp8_block_scales_per_expert(w.n, g.k);
+      }
+      g.arrays_set = w13 ? 0 : 1;
+      return g;
+    };
+    auto gemm = [&](Projection which, const void* a, const float* static_scale, const Fp8Quantize& how) -> Status {
+      const bool w13 = which == Projection::kW13;
+      const kernels::GroupedGemmParams g = params(which);
+      const bool by_token = how.source == kernels::Fp8QuantIn::kScatterTokens;  // rows: the tokens
+      FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, elem, a, by_token ? s.m : pairs, g.k,
+                                                    by_token ? nullptr : live, static_scale, amax + (w13 ? 0 : 1), how,
+                                                    a8, sfa, w13 ? "x" : "intermediate", stream));
+      cudaError_t err = cudaSuccess;
+      if (!epilogue_scales) {
+        kernels::Fp8WeightScalesParams sp;
+        sp.w = fp8_view(*args.weights, which);
         sp.experts = s.num_experts;
         sp.expert_counts = al.expert_counts;
         sp.out = sfb;
         err = kernels::launch_fp8_weight_scales(sp, stream);
         if (err != cudaSuccess) return cuda_error(err, std::string("fp8_weight_scales ") + to_string(which));
-        gp.sfb = sfb;
-        gp.sfb_expert_stride = fp8_block_scales_per_expert(sp.w.n, k);
       }
-      err = gemm_entry.launch(gp, stream);
+      if (w13) {  // both GEMMs' per-expert arrays in one launch
+        err = gemm_entry.setup_pair(g, params(Projection::kW2), stream);
+        if (err != cudaSuccess) return cuda_error(err, "sm90_fp8_grouped_gemm setup launch");
+      }
+      err = gemm_entry.launch(g, stream);
       return err == cudaSuccess ? Status()
                                 : cuda_error(err, std::string("sm90_fp8_grouped_gemm ") + to_string(which) + " launch");
     };
@@ -553,7 +567,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     x_how.source = fp8_x_by_token(s, quant) ? kernels::Fp8QuantIn::kScatterTokens : kernels::Fp8QuantIn::kGatherTokens;
     x_how.topk = s.topk;
     x_how.row_of_pair = row_of_pair;
-    FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, in.x, s.hidden, args.weights->w13.input_scale, x_how, gate_up));
+    FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, in.x, args.weights->w13.input_scale, x_how));
     Fp8Quantize act_how;
     act_how.grouped = &al;
     act_how.num_experts = s.num_experts;
@@ -563,12 +577,12 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
       act_how.amax_ready = quant.act_quant == ActQuant::kPerTensorDynamic;
       FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream,
                                                  act_how.amax_ready ? amax + 1 : nullptr));
-      return gemm(Projection::kW2, intermediate, s.inter, args.weights->w2.input_scale, act_how, rows);
+      return gemm(Projection::kW2, intermediate, args.weights->w2.input_scale, act_how);
     }
     act_how.source = kernels::Fp8QuantIn::kGatedAct;
     act_how.act = gated_act(in.activation);
     act_how.topk_weights = in.apply_router_weight_on_input ? topk_weights : nullptr;
-    return gemm(Projection::kW2, gate_up, s.inter, args.weights->w2.input_scale, act_how, rows);
+    return gemm(Projection::kW2, gate_up, args.weights->w2.input_scale, act_how);
   }
 
   void* intermediate = at<void>(workspace, ws, "intermediate");
@@ -585,42 +599,52 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   gp.act = gated_act(in.activation);
   gp.sorted_pairs = al.sorted_pairs;
   gp.topk_weights = in.apply_router_weight_on_input ? topk_weights : nullptr;
+  auto params = [&](Projection which, const void* a, void* d) {
+    const bool w13 = which == Projection::kW13;
+    kernels::GroupedGemmParams g = gp;
+    g.n = w13 ? 2 * s.inter : s.hidden;
+    g.k = w13 ? s.hidden : s.inter;
+    g.a = a;
+    g.d = d;
+    g.num_groups = s.num_experts;
+    g.expert_offsets = al.expert_offsets;
+    g.b = (w13 ? args.weights->w13 : args.weights->w2).weight;
+    g.arrays_set = integer ? -1 : w13 ? 0 : 1;  // integer: a setup per chunk (its dequantized weights)
+    return g;
+  };
+  void* gemm1_out = gated ? intermediate : at<void>(workspace, ws, "gate_up");
+  if (!integer) {  // both GEMMs' per-expert arrays in one launch
+    const cudaError_t err =
+        gemm_entry.setup_pair(params(Projection::kW13, rows, gemm1_out), params(Projection::kW2, intermediate, rows), stream);
+    if (err != cudaSuccess) return cuda_error(err, "sm90_bf16_grouped_gemm setup launch");
+  }
   auto gemm = [&](Projection which, const void* a, void* d) -> Status {
     const bool w13 = which == Projection::kW13;
     const kernels::GroupedGemmEntry& entry = w13 ? gemm1_entry : gemm_entry;
-    gp.n = w13 ? 2 * s.inter : s.hidden;
-    gp.k = w13 ? s.hidden : s.inter;
-    gp.a = a;
-    gp.d = d;
+    kernels::GroupedGemmParams g = params(which, a, d);
     for (int32_t e0 = 0; e0 < s.num_experts; e0 += chunk) {
-      gp.num_groups = std::min(chunk, s.num_experts - e0);
-      gp.expert_offsets = al.expert_offsets + e0;
-      gp.b = (w13 ? args.weights->w13 : args.weights->w2).weight;
+      g.num_groups = std::min(chunk, s.num_experts - e0);
+      g.expert_offsets = al.expert_offsets + e0;
       if (integer) {
         kernels::QuantDequantParams dq;
         dq.elem = elem;
         dq.w = quant_view(*args.weights, which);
         dq.e0 = e0;
-        dq.experts = gp.num_groups;
+        dq.experts = g.num_groups;
         dq.expert_counts = al.expert_counts;
         dq.out = at<void>(workspace, ws, "dequant_weights");
         dq.interleave_gate_up = w13 && gated;
         const cudaError_t err = kernels::launch_wna16_dequant(dq, stream);
         if (err != cudaSuccess) return cuda_error(err, std::string("wna16_dequant ") + to_string(which));
-        gp.b = dq.out;
+        g.b = dq.out;
       }
-      const cudaError_t err = entry.launch(gp, stream);
+      const cudaError_t err = entry.launch(g, stream);
       if (err != cudaSuccess) return cuda_error(err, std::string("sm90_bf16_grouped_gemm ") + to_string(which) + " launch");
     }
     return Status();
   };
-  if (gated) {
-    FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, intermediate));
-  } else {
-    void* gate_up = at<void>(workspace, ws, "gate_up");
-    FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, gate_up));
-    FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gate_up, intermediate, stream));
-  }
+  FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, gemm1_out));
+  if (!gated) FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gemm1_out, intermediate, stream));
   return gemm(Projection::kW2, intermediate, rows);
 }
 

@@ -386,12 +386,17 @@ struct GroupedGemmParams {
   GatedAct act = GatedAct::kSilu;
   const int32_t* sorted_pairs = nullptr;
   const float* topk_weights = nullptr;
+  // Where the per-expert arrays (problem shapes, pointers, strides) come from: -1, a small
+  // setup kernel launched before the GEMM writes them; 0 or 1, GEMM1's or GEMM2's set, which
+  // one setup_pair launch wrote for both GEMMs of the layer beforehand (same workspace).
+  int32_t arrays_set = -1;
 };
 // One instantiation per dtype (and, for FP8, weight-scale granularity) and operand order
 // (swap: sm90_grouped_gemm.cuh's swapped operands); the inline dispatchers pick it.
 #define FUSEDMOE_DECLARE_GROUPED_GEMM(name)                                     \
   size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count);           \
-  cudaError_t launch_##name(const GroupedGemmParams& p, cudaStream_t stream);
+  cudaError_t launch_##name(const GroupedGemmParams& p, cudaStream_t stream);    \
+  cudaError_t name##_setup_pair(const GroupedGemmParams& gemm1, const GroupedGemmParams& gemm2, cudaStream_t stream);
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_swap)
@@ -410,27 +415,32 @@ FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block_swap)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block_swap)
 #undef FUSEDMOE_DECLARE_GROUPED_GEMM
 
-// The instantiation's pair of entry points.
+// The instantiation's entry points. workspace_bytes: both GEMMs' arrays and CUTLASS's own
+// workspace. setup_pair: GEMM1's and GEMM2's arrays (sets 0 and 1) in one launch, from either
+// GEMM's entry of one family (gated or not, same dtype, scaling and operand order); the two
+// params share the workspace and num_groups.
 struct GroupedGemmEntry {
   size_t (*workspace_bytes)(int32_t num_groups, int32_t sm_count);
   cudaError_t (*launch)(const GroupedGemmParams& p, cudaStream_t stream);
+  cudaError_t (*setup_pair)(const GroupedGemmParams& gemm1, const GroupedGemmParams& gemm2, cudaStream_t stream);
 };
+#define FUSEDMOE_GROUPED_ENTRY(name) GroupedGemmEntry{name##_workspace_bytes, launch_##name, name##_setup_pair}
 /// gated: GEMM1 with the gated activation in its epilogue (GroupedGemmParams' gated fields).
 inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated = false) {
   if (gated) {
     if (e == ElemType::kBF16) {
-      return swap ? GroupedGemmEntry{grouped_gemm_bf16_gated_swap_workspace_bytes, launch_grouped_gemm_bf16_gated_swap}
-                  : GroupedGemmEntry{grouped_gemm_bf16_gated_workspace_bytes, launch_grouped_gemm_bf16_gated};
+      return swap ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated_swap)
+                  : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated);
     }
-    return swap ? GroupedGemmEntry{grouped_gemm_fp16_gated_swap_workspace_bytes, launch_grouped_gemm_fp16_gated_swap}
-                : GroupedGemmEntry{grouped_gemm_fp16_gated_workspace_bytes, launch_grouped_gemm_fp16_gated};
+    return swap ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_gated_swap)
+                : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_gated);
   }
   if (e == ElemType::kBF16) {
-    return swap ? GroupedGemmEntry{grouped_gemm_bf16_swap_workspace_bytes, launch_grouped_gemm_bf16_swap}
-                : GroupedGemmEntry{grouped_gemm_bf16_workspace_bytes, launch_grouped_gemm_bf16};
+    return swap ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_swap)
+                : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16);
   }
-  return swap ? GroupedGemmEntry{grouped_gemm_fp16_swap_workspace_bytes, launch_grouped_gemm_fp16_swap}
-              : GroupedGemmEntry{grouped_gemm_fp16_workspace_bytes, launch_grouped_gemm_fp16};
+  return swap ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_swap)
+              : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16);
 }
 /// sm90_fp8_grouped_gemm: e4m3 A [rows, k] and B [num_groups, n, k], D in `out` (bf16/fp16);
 /// block_scales: DeepSeek's 128 x 128 weight blocks and 1 x 128 activation groups applied per
@@ -442,19 +452,20 @@ inline GroupedGemmEntry fp8_grouped_gemm_entry(ElemType out, bool block_scales, 
   const bool bf16 = out == ElemType::kBF16;
   if (block_scales) {
     if (bf16) {
-      return swap ? GroupedGemmEntry{fp8_grouped_gemm_bf16_block_swap_workspace_bytes, launch_fp8_grouped_gemm_bf16_block_swap}
-                  : GroupedGemmEntry{fp8_grouped_gemm_bf16_block_workspace_bytes, launch_fp8_grouped_gemm_bf16_block};
+      return swap ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_block_swap)
+                  : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_block);
     }
-    return swap ? GroupedGemmEntry{fp8_grouped_gemm_fp16_block_swap_workspace_bytes, launch_fp8_grouped_gemm_fp16_block_swap}
-                : GroupedGemmEntry{fp8_grouped_gemm_fp16_block_workspace_bytes, launch_fp8_grouped_gemm_fp16_block};
+    return swap ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_block_swap)
+                : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_block);
   }
   if (bf16) {
-    return swap ? GroupedGemmEntry{fp8_grouped_gemm_bf16_epi_swap_workspace_bytes, launch_fp8_grouped_gemm_bf16_epi_swap}
-                : GroupedGemmEntry{fp8_grouped_gemm_bf16_epi_workspace_bytes, launch_fp8_grouped_gemm_bf16_epi};
+    return swap ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_epi_swap)
+                : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_epi);
   }
-  return swap ? GroupedGemmEntry{fp8_grouped_gemm_fp16_epi_swap_workspace_bytes, launch_fp8_grouped_gemm_fp16_epi_swap}
-              : GroupedGemmEntry{fp8_grouped_gemm_fp16_epi_workspace_bytes, launch_fp8_grouped_gemm_fp16_epi};
+  return swap ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_epi_swap)
+              : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_epi);
 }
+#undef FUSEDMOE_GROUPED_ENTRY
 
 /// combine: out[t] = sum over the token's local slots s of w * y[row(t * topk + s)], in slot
 /// order; row(pair) = row_of_pair[pair] if set, else pair; w = topk_weights[pair] if set, else 1.

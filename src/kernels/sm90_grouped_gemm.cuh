@@ -340,6 +340,10 @@ struct GroupedGemm {
   using LayoutSFA = typename Main::LayoutSFA;
   using LayoutSFB = typename Main::LayoutSFB;
   using Shape = typename ProblemShape::UnderlyingProblemShape;
+  // The family's instantiation without the gated epilogue: setup_groups_kernel writes the
+  // per-expert arrays through its types for both GEMMs of a layer (the gated GEMM1 reads the
+  // same fields at the same offsets, and ignores D's).
+  using Plain = GroupedGemm<ElementAB, ElementD, kScaleN, kSwapOperands, false>;
 
   // Per-expert argument arrays, carved from the workspace in this order.
   struct Arrays {
@@ -426,12 +430,30 @@ struct GroupedGemm {
   }
 };
 
-// One thread per expert: its rows, pointers, strides and scale views (rows_e = 0 leaves no
-// tiles).
+// The per-expert arrays of one GEMM, set `set` of the workspace: sets 0 and 1 (GEMM1's and
+// GEMM2's, setup_pair), then CUTLASS's own workspace.
 template <typename G>
-__global__ void setup_groups_kernel(GroupedGemmParams p, typename G::Arrays arr) {
+typename G::Arrays arrays_of(const GroupedGemmParams& p, int set) {
+  typename G::Arrays arr{};
+  const size_t bytes = G::arrays_bytes(p.num_groups);
+  G::arrays_bytes(p.num_groups, &arr, static_cast<char*>(p.workspace) + static_cast<size_t>(set) * bytes);
+  return arr;
+}
+
+template <typename G>
+struct SetupArgs {
+  GroupedGemmParams p[2];
+  typename G::Arrays arr[2];
+};
+
+// One thread per (GEMM, expert): its rows, pointers, strides and scale views (rows_e = 0
+// leaves no tiles). blockIdx.y picks the GEMM.
+template <typename G>
+__global__ void setup_groups_kernel(SetupArgs<G> args) {
   using ElementAB = typename G::ElemAB;
   using ElementD = typename G::ElemD;
+  const GroupedGemmParams& p = args.p[blockIdx.y];
+  const typename G::Arrays& arr = args.arr[blockIdx.y];
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= p.num_groups) return;
   const int64_t row0 = p.expert_offsets[e];
@@ -446,13 +468,12 @@ __global__ void setup_groups_kernel(GroupedGemmParams p, typename G::Arrays arr)
   arr.b[e] = G::kSwap ? x : w;
   arr.stride_a[e] = cute::make_stride(p.k, cute::Int<1>{}, cute::Int<0>{});
   arr.stride_b[e] = cute::make_stride(p.k, cute::Int<1>{}, cute::Int<0>{});
-  if constexpr (!G::kGated) {  // the gated epilogue finds D from expert_offsets itself
-    arr.d[e] = static_cast<ElementD*>(p.d) + row0 * p.n;
-    if constexpr (G::kSwap) {
-      arr.stride_d[e] = cute::make_stride(cute::Int<1>{}, p.n, cute::Int<0>{});  // D^T [n, rows], n contiguous
-    } else {
-      arr.stride_d[e] = cute::make_stride(p.n, cute::Int<1>{}, cute::Int<0>{});
-    }
+  // A gated GEMM1 finds D from expert_offsets itself and ignores these two.
+  arr.d[e] = static_cast<ElementD*>(p.d) + row0 * p.n;
+  if constexpr (G::kSwap) {
+    arr.stride_d[e] = cute::make_stride(cute::Int<1>{}, p.n, cute::Int<0>{});  // D^T [n, rows], n contiguous
+  } else {
+    arr.stride_d[e] = cute::make_stride(p.n, cute::Int<1>{}, cute::Int<0>{});
   }
   if constexpr (G::kFp8) {
     // Blockwise: SFA [kb][rows_e] and SFB; epilogue-scaled: SFA's first block (one scale per
@@ -476,23 +497,55 @@ size_t workspace_bytes(int32_t num_groups, int32_t sm_count) {
   GroupedGemmParams p;
   p.num_groups = num_groups;
   p.sm_count = sm_count;
-  const size_t arrays = G::arrays_bytes(num_groups);
-  return arrays + G::align_up(G::Gemm::get_workspace_size(G::arguments(p, arr)));
+  return 2 * G::arrays_bytes(num_groups) + G::align_up(G::Gemm::get_workspace_size(G::arguments(p, arr)));
 }
 
+// Both GEMMs' arrays in one launch (sets 0 and 1 of their shared workspace), through the
+// family's plain instantiation.
+template <typename G>
+cudaError_t setup_pair(const GroupedGemmParams& gemm1, const GroupedGemmParams& gemm2, cudaStream_t stream) {
+  using P = typename G::Plain;
+  static_assert(std::is_same_v<typename G::Shape, typename P::Shape> &&
+                    std::is_same_v<typename G::StrideA, typename P::StrideA> &&
+                    std::is_same_v<typename G::StrideB, typename P::StrideB> &&
+                    sizeof(typename G::StrideD) == sizeof(typename P::StrideD) &&
+                    std::is_same_v<typename G::LayoutSFA, typename P::LayoutSFA> &&
+                    std::is_same_v<typename G::LayoutSFB, typename P::LayoutSFB>,
+                "a gated GEMM reads its arrays where its plain instantiation writes them");
+  if (gemm1.workspace != gemm2.workspace || gemm1.num_groups != gemm2.num_groups || gemm1.num_groups <= 0) {
+    return cudaErrorInvalidValue;
+  }
+  if (gemm1.workspace_bytes < workspace_bytes<G>(gemm1.num_groups, gemm1.sm_count)) return cudaErrorInvalidValue;
+  SetupArgs<P> args;
+  args.p[0] = gemm1;
+  args.p[1] = gemm2;
+  args.arr[0] = arrays_of<P>(gemm1, 0);
+  args.arr[1] = arrays_of<P>(gemm2, 1);
+  setup_groups_kernel<P><<<dim3((gemm1.num_groups + 127) / 128, 2), 128, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+// One GEMM: its arrays from setup_pair (p.arrays_set 0 or 1), or written here first (set 0).
 template <typename G>
 cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
   if (p.workspace_bytes < workspace_bytes<G>(p.num_groups, p.sm_count)) return cudaErrorInvalidValue;
   if (G::kFp8 && (p.sfa == nullptr || p.sfb == nullptr)) return cudaErrorInvalidValue;
-  typename G::Arrays arr{};
-  const size_t arrays = G::arrays_bytes(p.num_groups, &arr, p.workspace);
-  setup_groups_kernel<G><<<(p.num_groups + 127) / 128, 128, 0, stream>>>(p, arr);
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) return err;
+  if (p.arrays_set > 1) return cudaErrorInvalidValue;
+  cudaError_t err = cudaSuccess;
+  if (p.arrays_set < 0) {
+    using P = typename G::Plain;
+    SetupArgs<P> args;
+    args.p[0] = p;
+    args.arr[0] = arrays_of<P>(p, 0);
+    setup_groups_kernel<P><<<dim3((p.num_groups + 127) / 128, 1), 128, 0, stream>>>(args);
+    err = cudaGetLastError();
+    if (err != cudaSuccess) return err;
+  }
+  const typename G::Arrays arr = arrays_of<G>(p, p.arrays_set < 0 ? 0 : p.arrays_set);
   typename G::Gemm gemm;
   const typename G::Gemm::Arguments args = G::arguments(p, arr);
   if (gemm.can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
-  void* cutlass_ws = static_cast<char*>(p.workspace) + arrays;
+  void* cutlass_ws = static_cast<char*>(p.workspace) + 2 * G::arrays_bytes(p.num_groups);
   if (gemm.initialize(args, cutlass_ws, stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
   if (gemm.run(stream) != cutlass::Status::kSuccess) {
     err = cudaGetLastError();
@@ -503,14 +556,17 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
 
 }  // namespace fusedmoe::kernels::sm90
 
-// The two entry points of one instantiation, for its translation unit.
-#define FUSEDMOE_GROUPED_GEMM_INSTANCE(name, ElementAB, ElementD, kScaleN, kSwap, kGated)               \
-  namespace fusedmoe::kernels {                                                                          \
-  size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count) {                                  \
-    return sm90::workspace_bytes<sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated>>( \
-        num_groups, sm_count);                                                                           \
-  }                                                                                                      \
-  cudaError_t launch_##name(const GroupedGemmParams& p, cudaStream_t stream) {                           \
-    return sm90::run<sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated>>(p, stream); \
-  }                                                                                                      \
+// The entry points of one instantiation, for its translation unit.
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE(name, ElementAB, ElementD, kScaleN, kSwap, kGated)                           \
+  namespace fusedmoe::kernels {                                                                                      \
+  using name##_type = sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated>;                                \
+  size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count) {                                              \
+    return sm90::workspace_bytes<name##_type>(num_groups, sm_count);                                                 \
+  }                                                                                                                  \
+  cudaError_t launch_##name(const GroupedGemmParams& p, cudaStream_t stream) {                                       \
+    return sm90::run<name##_type>(p, stream);                                                                        \
+  }                                                                                                                  \
+  cudaError_t name##_setup_pair(const GroupedGemmParams& gemm1, const GroupedGemmParams& gemm2, cudaStream_t stream) { \
+    return sm90::setup_pair<name##_type>(gemm1, gemm2, stream);                                                      \
+  }                                                                                                                  \
   }
