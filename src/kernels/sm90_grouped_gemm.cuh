@@ -5,8 +5,8 @@
 // wgmma), a persistent grouped tile scheduler that walks the experts' tiles in order, and a
 // TMA-store epilogue. Expert e's problem is (rows_e, n, k); rows_e lives on the device only
 // (expert_offsets from the align kernel), so the host never synchronizes: a small setup
-// kernel writes the per-expert problem shapes, pointers and strides, and the scheduler skips
-// experts without rows. The TMA descriptors are patched on the device per expert; the host
+// kernel writes the per-expert problem shapes, pointers and strides (for both GEMMs of a layer
+// in one launch before GEMM1: setup_pair), and the scheduler skips experts without rows. The TMA descriptors are patched on the device per expert; the host
 // builds parameters from the addresses of those arrays alone, so a captured CUDA graph stays
 // valid for any routing.
 //
