@@ -6,9 +6,9 @@
 // TMA-store epilogue. Expert e's problem is (rows_e, n, k); rows_e lives on the device only
 // (expert_offsets from the align kernel), so the host never synchronizes: a small setup
 // kernel writes the per-expert problem shapes, pointers and strides (for both GEMMs of a layer
-// in one launch before GEMM1: setup_pair), and the scheduler skips experts without rows. The TMA descriptors are patched on the device per expert; the host
-// builds parameters from the addresses of those arrays alone, so a captured CUDA graph stays
-// valid for any routing.
+// in one launch before GEMM1: setup_pair), and the scheduler skips experts without rows. The
+// TMA descriptors are patched on the device per expert; the host builds parameters from the
+// addresses of those arrays alone, so a captured CUDA graph stays valid for any routing.
 //
 // Three families share this code:
 //  - bf16/fp16 (kScaleN = 0): 128 x 256 x 64 tiles, D = A . B^T.
