@@ -107,6 +107,18 @@ __device__ void write_expert_table(const AlignParams& p, int count, int* s_warp,
   *offset_out = offset;
 }
 
+// Local experts of a thread's pairs base + j * stride (j < kN), all loads in flight at once;
+// past_end where there is no pair.
+template <int kN>
+__device__ __forceinline__ void load_experts(const AlignParams& p, int64_t base, int64_t stride, int past_end,
+                                             int (&e)[kN]) {
+#pragma unroll
+  for (int j = 0; j < kN; ++j) {
+    const int64_t i = base + static_cast<int64_t>(j) * stride;
+    e[j] = i < p.pairs ? local_expert(p, i) : past_end;
+  }
+}
+
 // One thread per expert: blockDim.x is 256 for E <= 256 (fewer warps in each barrier and
 // scan), else 1024. kPer = 0: a thread walks its pairs in a strided loop, in each pass (at
 // most one pair per thread); kPer > 0: a thread's pairs (at most kPer) are looked up once,
@@ -125,13 +137,7 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   for (int e = tid; e < p.num_experts; e += threads) s_count[e] = 0;
   if (tid == 0) s_nskipped = 0;
   int ex[kPer > 0 ? kPer : 1];
-  if constexpr (kPer > 0) {
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      const int64_t i = tid + static_cast<int64_t>(j) * threads;
-      ex[j] = i < p.pairs ? local_expert(p, i) : kNoPair;
-    }
-  }
+  if constexpr (kPer > 0) load_experts(p, tid, threads, kNoPair, ex);
   __syncthreads();
   if constexpr (kPer > 0) {
 #pragma unroll
@@ -183,20 +189,11 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
 constexpr int kChunkThreads = 256;
 constexpr int kPerThread = kChunk / kChunkThreads;
 
-__device__ __forceinline__ void load_chunk_experts(const AlignParams& p, int (&e)[kPerThread]) {
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * kChunk + threadIdx.x;
-#pragma unroll
-  for (int j = 0; j < kPerThread; ++j) {  // all loads in flight at once
-    const int64_t i = base + static_cast<int64_t>(j) * kChunkThreads;
-    e[j] = i < p.pairs ? local_expert(p, i) : -1;
-  }
-}
-
 __global__ void __launch_bounds__(kChunkThreads) align_count_kernel(AlignParams p) {
   __shared__ int s_count[kMaxExperts];
   for (int e = threadIdx.x; e < p.num_experts; e += kChunkThreads) s_count[e] = 0;
   int e[kPerThread];
-  load_chunk_experts(p, e);
+  load_experts(p, static_cast<int64_t>(blockIdx.x) * kChunk + threadIdx.x, kChunkThreads, -1, e);
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
@@ -234,7 +231,7 @@ __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParam
   const int* starts = p.block_counts + static_cast<int64_t>(blockIdx.x) * p.num_experts;
   for (int x = threadIdx.x; x < p.num_experts; x += kChunkThreads) s_cursor[x] = starts[x];
   int e[kPerThread];
-  load_chunk_experts(p, e);
+  load_experts(p, static_cast<int64_t>(blockIdx.x) * kChunk + threadIdx.x, kChunkThreads, -1, e);
   __syncthreads();
   const int64_t base = static_cast<int64_t>(blockIdx.x) * kChunk + threadIdx.x;
 #pragma unroll
