@@ -532,9 +532,10 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
       g.arrays_set = w13 ? 0 : 1;
       return g;
     };
+    const kernels::GroupedGemmParams gemm1 = params(Projection::kW13), gemm2 = params(Projection::kW2);
     auto gemm = [&](Projection which, const void* a, const float* static_scale, const Fp8Quantize& how) -> Status {
       const bool w13 = which == Projection::kW13;
-      const kernels::GroupedGemmParams g = params(which);
+      const kernels::GroupedGemmParams& g = w13 ? gemm1 : gemm2;
       const bool by_token = how.source == kernels::Fp8QuantIn::kScatterTokens;  // rows: the tokens
       FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, elem, a, by_token ? s.m : pairs, g.k,
                                                     by_token ? nullptr : live, static_scale, amax + (w13 ? 0 : 1), how,
@@ -550,7 +551,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
         if (err != cudaSuccess) return cuda_error(err, std::string("fp8_weight_scales ") + to_string(which));
       }
       if (w13) {  // both GEMMs' per-expert arrays in one launch
-        err = gemm_entry.setup_pair(g, params(Projection::kW2), stream);
+        err = gemm_entry.setup_pair(gemm1, gemm2, stream);
         if (err != cudaSuccess) return cuda_error(err, "sm90_fp8_grouped_gemm setup launch");
       }
       err = gemm_entry.launch(g, stream);
@@ -613,15 +614,16 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     return g;
   };
   void* gemm1_out = gated ? intermediate : at<void>(workspace, ws, "gate_up");
+  const kernels::GroupedGemmParams gemm1 = params(Projection::kW13, rows, gemm1_out);
+  const kernels::GroupedGemmParams gemm2 = params(Projection::kW2, intermediate, rows);
   if (!integer) {  // both GEMMs' per-expert arrays in one launch
-    const cudaError_t err =
-        gemm_entry.setup_pair(params(Projection::kW13, rows, gemm1_out), params(Projection::kW2, intermediate, rows), stream);
+    const cudaError_t err = gemm_entry.setup_pair(gemm1, gemm2, stream);
     if (err != cudaSuccess) return cuda_error(err, "sm90_bf16_grouped_gemm setup launch");
   }
-  auto gemm = [&](Projection which, const void* a, void* d) -> Status {
+  auto gemm = [&](Projection which) -> Status {
     const bool w13 = which == Projection::kW13;
     const kernels::GroupedGemmEntry& entry = w13 ? gemm1_entry : gemm_entry;
-    kernels::GroupedGemmParams g = params(which, a, d);
+    kernels::GroupedGemmParams g = w13 ? gemm1 : gemm2;
     for (int32_t e0 = 0; e0 < s.num_experts; e0 += chunk) {
       g.num_groups = std::min(chunk, s.num_experts - e0);
       g.expert_offsets = al.expert_offsets + e0;
@@ -643,9 +645,9 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     }
     return Status();
   };
-  FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, rows, gemm1_out));
+  FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13));
   if (!gated) FUSEDMOE_RETURN_IF_ERROR(enqueue_gated_act(in, al, topk_weights, gemm1_out, intermediate, stream));
-  return gemm(Projection::kW2, intermediate, rows);
+  return gemm(Projection::kW2);
 }
 
 }  // namespace

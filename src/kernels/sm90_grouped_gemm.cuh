@@ -500,8 +500,21 @@ size_t workspace_bytes(int32_t num_groups, int32_t sm_count) {
   return 2 * G::arrays_bytes(num_groups) + G::align_up(G::Gemm::get_workspace_size(G::arguments(p, arr)));
 }
 
-// Both GEMMs' arrays in one launch (sets 0 and 1 of their shared workspace), through the
-// family's plain instantiation.
+// The arrays of `sets` GEMMs (sets 0 and, if two, 1 of their shared workspace) in one launch,
+// through the family's plain instantiation G::Plain.
+template <typename G>
+cudaError_t launch_setup(const GroupedGemmParams* p, int sets, cudaStream_t stream) {
+  using P = typename G::Plain;
+  SetupArgs<P> args;
+  for (int set = 0; set < sets; ++set) {
+    args.p[set] = p[set];
+    args.arr[set] = arrays_of<P>(p[set], set);
+  }
+  setup_groups_kernel<P><<<dim3((p[0].num_groups + 127) / 128, sets), 128, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+// Both GEMMs' arrays in one launch (sets 0 and 1 of their shared workspace).
 template <typename G>
 cudaError_t setup_pair(const GroupedGemmParams& gemm1, const GroupedGemmParams& gemm2, cudaStream_t stream) {
   using P = typename G::Plain;
@@ -516,13 +529,8 @@ cudaError_t setup_pair(const GroupedGemmParams& gemm1, const GroupedGemmParams& 
     return cudaErrorInvalidValue;
   }
   if (gemm1.workspace_bytes < workspace_bytes<G>(gemm1.num_groups, gemm1.sm_count)) return cudaErrorInvalidValue;
-  SetupArgs<P> args;
-  args.p[0] = gemm1;
-  args.p[1] = gemm2;
-  args.arr[0] = arrays_of<P>(gemm1, 0);
-  args.arr[1] = arrays_of<P>(gemm2, 1);
-  setup_groups_kernel<P><<<dim3((gemm1.num_groups + 127) / 128, 2), 128, 0, stream>>>(args);
-  return cudaGetLastError();
+  const GroupedGemmParams both[2] = {gemm1, gemm2};
+  return launch_setup<G>(both, 2, stream);
 }
 
 // One GEMM: its arrays from setup_pair (p.arrays_set 0 or 1), or written here first (set 0).
@@ -533,12 +541,7 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
   if (p.arrays_set > 1) return cudaErrorInvalidValue;
   cudaError_t err = cudaSuccess;
   if (p.arrays_set < 0) {
-    using P = typename G::Plain;
-    SetupArgs<P> args;
-    args.p[0] = p;
-    args.arr[0] = arrays_of<P>(p, 0);
-    setup_groups_kernel<P><<<dim3((p.num_groups + 127) / 128, 1), 128, 0, stream>>>(args);
-    err = cudaGetLastError();
+    err = launch_setup<G>(&p, 1, stream);
     if (err != cudaSuccess) return err;
   }
   const typename G::Arrays arr = arrays_of<G>(p, p.arrays_set < 0 ? 0 : p.arrays_set);
