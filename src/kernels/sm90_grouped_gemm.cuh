@@ -56,6 +56,7 @@
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "device_util.cuh"
 #include "launch.h"
+#include "sm90_dynamic_group_scheduler.cuh"
 
 namespace fusedmoe::kernels::sm90 {
 
@@ -332,6 +333,10 @@ struct GroupedGemm {
                         static_cast<int>(sizeof(typename Epilogue::SharedStorage)), kPingpong>;
 
   using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, typename Main::Op, Epilogue>;
+  // The bf16/fp16 family's swapped tiles come from sm90_dynamic_group_scheduler.cuh's scheduler.
+  static constexpr bool kDynamicTiles = !kFp8 && kSwap;
+  static_assert(kDynamicTiles == std::is_same_v<typename Kernel::TileScheduler, DynamicGroupScheduler<ProblemShape, 8>>,
+                "the dynamic scheduler serves exactly the swapped bf16/fp16 tile shape");
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
   using StrideA = typename Kernel::InternalStrideA;
@@ -358,6 +363,7 @@ struct GroupedGemm {
     const float** sfb;
     LayoutSFA* layout_sfa;
     LayoutSFB* layout_sfb;
+    unsigned long long* next_tile;  // the dynamic scheduler's claim counter, zeroed by the setup
   };
 
   static size_t align_up(size_t v) { return (v + 255) / 256 * 256; }
@@ -386,6 +392,8 @@ struct GroupedGemm {
       take(&a.layout_sfa, sizeof(LayoutSFA));
       take(&a.layout_sfb, sizeof(LayoutSFB));
     }
+    if (out) a.next_tile = reinterpret_cast<unsigned long long*>(p + off);
+    off = align_up(off + sizeof(unsigned long long));
     return off;
   }
 
@@ -412,6 +420,12 @@ struct GroupedGemm {
               {arr.a, arr.stride_a, arr.b, arr.stride_b},
               {{}, nullptr, nullptr, arr.d, arr.stride_d},
               hw};
+    }
+    if constexpr (kDynamicTiles) {
+      constexpr int64_t kBlockK = cute::size<2>(TileShape{});
+      args.scheduler.next_tile = arr.next_tile;
+      args.scheduler.lookahead =
+          Kernel::TileScheduler::lookahead_for((p.k + kBlockK - 1) / kBlockK, Main::Op::DispatchPolicy::Stages);
     }
     if constexpr (kGated) {
       args.epilogue = {static_cast<ElementD*>(p.d), p.n / 2, p.expert_offsets, p.sorted_pairs, p.topk_weights, p.act};
@@ -455,6 +469,7 @@ __global__ void setup_groups_kernel(SetupArgs<G> args) {
   const GroupedGemmParams& p = args.p[blockIdx.y];
   const typename G::Arrays& arr = args.arr[blockIdx.y];
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e == 0) *arr.next_tile = 0;  // the dynamic scheduler's next claim (unused by the static ones)
   if (e >= p.num_groups) return;
   const int64_t row0 = p.expert_offsets[e];
   const int64_t rows = p.expert_offsets[e + 1] - row0;
