@@ -1,17 +1,18 @@
-// A dynamic tile scheduler for the bf16/fp16 grouped GEMMs with swapped operands
-// (sm90_grouped_gemm.cuh, tile 128 x 64 x 64).
+// A dynamic tile scheduler for the grouped GEMMs with swapped operands (sm90_grouped_gemm.cuh:
+// bf16/fp16 tile 128 x 64 x 64, FP8 128 x 64 x 128).
 //
 // CUTLASS's grouped scheduler is static: CTA i computes tiles i, i + grid, i + 2 grid, ...
 // At the memory-bound middle (PERF.md v31) its GEMMs spend a tenth of their time in a tail
 // where SMs that streamed more slowly still hold the same number of tiles. Here each CTA
 // computes its first tile from blockIdx as before; every later tile comes from a global
-// counter (grid + atomicAdd), so an SM that finishes early takes more (PERF.md v32: 1-4%
-// faster layers at the swapped points).
+// counter (grid + atomicAdd), so an SM that finishes early takes more (PERF.md v32: layers
+// 1-4% faster at the bf16 swapped points, 0.5-5% at the FP8 ones).
 //
-// The ptr-array kernels already hand work out through a scheduler warp: it writes each next
-// tile into a shared-memory pipeline that the load warp and both MMA warp groups read, so
-// the tile is claimed once per CTA and every role sees the same one. That pipeline is 8
-// deep; claiming as fast as it drains would let a CTA hoard 8 tiles. So the scheduler warp
+// The ptr-array kernels (cooperative and pingpong alike) already hand work out through a
+// scheduler warp: it writes each next tile into a shared-memory pipeline that the load warp
+// and both MMA warp groups read, so the tile is claimed once per CTA and every role sees the
+// same one. That pipeline is 8 deep; claiming as fast as it drains would let a CTA hoard 8
+// tiles. So the scheduler warp
 // claims a tile only after every role has taken the one `lookahead` entries back (the slot
 // kPipelineStages - lookahead ahead is acquired first, which waits for that release): at
 // most `lookahead` claimed tiles wait while one runs. lookahead_for() sizes it so that the
@@ -50,11 +51,13 @@ class DynamicGroupScheduler
 
   // The load warp runs up to `mainloop_stages` k-blocks ahead of the MMAs, so with k_blocks
   // per tile it can want the tile floor(mainloop_stages / k_blocks) past the one the MMAs run:
-  // one more than that may be claimed ahead. Measured (v32) against fixed 1, 2 and 3 and the
-  // ceiling: DeepSeek-V3's down GEMM (4 k-blocks) lost 1.5-2.8% with 1 and wins with 3; the
-  // long-K GEMMs were best with 1.
-  static int lookahead_for(int64_t k_blocks, int mainloop_stages) {
-    const int64_t ahead = 1 + mainloop_stages / (k_blocks > 0 ? k_blocks : 1);
+  // one more than that may be claimed ahead. Under pingpong a warp group takes the entry of
+  // the other's tile on its way to its own next one, so that entry is released only then:
+  // one more again. Measured (v32) against fixed 1, 2 and 3 and the ceiling: DeepSeek-V3's
+  // bf16 down GEMM (4 k-blocks) lost 1.5-2.8% with 1 and wins with 3; the long-K GEMMs were
+  // best with 1; on FP8 this rule beat a fixed 2 by up to 2.6%.
+  static int lookahead_for(int64_t k_blocks, int mainloop_stages, bool pingpong) {
+    const int64_t ahead = (pingpong ? 2 : 1) + mainloop_stages / (k_blocks > 0 ? k_blocks : 1);
     return static_cast<int>(ahead < kPipelineStages - 1 ? ahead : kPipelineStages - 1);
   }
 
@@ -128,13 +131,18 @@ class DynamicGroupScheduler
 
 }  // namespace fusedmoe::kernels::sm90
 
-// The swapped bf16/fp16 tile (128 x 64 x 64) takes the dynamic scheduler. The unswapped
-// 128 x 256 x 64 tile keeps CUTLASS's: there the dynamic one lost 0.4-4.3% at 6 of 15 bench
-// points (Mixtral M = 1024, and M = 4096 but on Mixtral) and won 0.5-2% at the others (v32).
-// The FP8 shapes keep it too.
+// The swapped tiles (bf16/fp16 128 x 64 x 64, FP8 128 x 64 x 128) take the dynamic scheduler.
+// The unswapped bf16/fp16 128 x 256 x 64 tile keeps CUTLASS's: there the dynamic one lost
+// 0.4-4.3% at 6 of 15 bench points (Mixtral M = 1024, and M = 4096 but on Mixtral) and won
+// 0.5-2% at the others (v32). The unswapped FP8 tile (128 x 128 x 128) keeps it too (not tried).
 namespace cutlass::gemm::kernel::detail {
 template <class ClusterShape>
 struct TileSchedulerSelector<GroupScheduler, arch::Sm90, cute::Shape<cute::_128, cute::_64, cute::_64>, ClusterShape, 8u,
+                             cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>> {
+  using Scheduler = fusedmoe::kernels::sm90::DynamicGroupScheduler<cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>, 8>;
+};
+template <class ClusterShape>
+struct TileSchedulerSelector<GroupScheduler, arch::Sm90, cute::Shape<cute::_128, cute::_64, cute::_128>, ClusterShape, 8u,
                              cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>> {
   using Scheduler = fusedmoe::kernels::sm90::DynamicGroupScheduler<cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>, 8>;
 };

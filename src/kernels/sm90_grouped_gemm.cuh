@@ -30,7 +30,9 @@
 // the weights' n rows filling the wgmma's 128-row M side and the expert's rows its N side
 // (tile 128 x 64), so a 16-row expert no longer pays for 128 rows of MMA; D^T is stored
 // column-major, which is D row-major. The scale roles swap with the operands (weights' SFB
-// becomes the kernel's SFA) and keep their memory layouts.
+// becomes the kernel's SFA) and keep their memory layouts. Swapped tiles are handed out
+// dynamically (sm90_dynamic_group_scheduler.cuh: a claim counter in the workspace, zeroed by
+// the setup kernel) instead of by CUTLASS's static walk.
 //
 // Gated (kGated, GEMM1 of the bf16/fp16 family on w13 interleaved as gate_up_row() says): the
 // epilogue stores act(g) * u of each (gate, up) pair straight from the accumulators, I columns
@@ -333,10 +335,10 @@ struct GroupedGemm {
                         static_cast<int>(sizeof(typename Epilogue::SharedStorage)), kPingpong>;
 
   using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, typename Main::Op, Epilogue>;
-  // The bf16/fp16 family's swapped tiles come from sm90_dynamic_group_scheduler.cuh's scheduler.
-  static constexpr bool kDynamicTiles = !kFp8 && kSwap;
+  // The swapped tiles come from sm90_dynamic_group_scheduler.cuh's scheduler.
+  static constexpr bool kDynamicTiles = kSwap;
   static_assert(kDynamicTiles == std::is_same_v<typename Kernel::TileScheduler, DynamicGroupScheduler<ProblemShape, 8>>,
-                "the dynamic scheduler serves exactly the swapped bf16/fp16 tile shape");
+                "the dynamic scheduler serves exactly the swapped tile shapes");
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
   using StrideA = typename Kernel::InternalStrideA;
@@ -425,7 +427,7 @@ struct GroupedGemm {
       constexpr int64_t kBlockK = cute::size<2>(TileShape{});
       args.scheduler.next_tile = arr.next_tile;
       args.scheduler.lookahead =
-          Kernel::TileScheduler::lookahead_for((p.k + kBlockK - 1) / kBlockK, Main::Op::DispatchPolicy::Stages);
+          Kernel::TileScheduler::lookahead_for((p.k + kBlockK - 1) / kBlockK, Main::Op::DispatchPolicy::Stages, kPingpong);
     }
     if constexpr (kGated) {
       args.epilogue = {static_cast<ElementD*>(p.d), p.n / 2, p.expert_offsets, p.sorted_pairs, p.topk_weights, p.act};
