@@ -12,12 +12,11 @@
 // scheduler warp: it writes each next tile into a shared-memory pipeline that the load warp
 // and both MMA warp groups read, so the tile is claimed once per CTA and every role sees the
 // same one. That pipeline is 8 deep; claiming as fast as it drains would let a CTA hoard 8
-// tiles. So the scheduler warp
-// claims a tile only after every role has taken the one `lookahead` entries back (the slot
-// kPipelineStages - lookahead ahead is acquired first, which waits for that release): at
-// most `lookahead` claimed tiles wait while one runs. lookahead_for() sizes it so that the
-// load warp, which runs ahead of the MMAs by the shared-memory ring, finds its next tile
-// already claimed.
+// tiles. So the scheduler warp claims a tile only after every role has taken the one
+// `lookahead` entries back (the slot kPipelineStages - lookahead ahead is acquired first,
+// which waits for that release): at most `lookahead` claimed tiles wait while one runs.
+// lookahead_for() sizes it so that the load warp, which runs ahead of the MMAs by the
+// shared-memory ring, finds its next tile already claimed.
 //
 // Claims are in increasing order per CTA, which the base's group walk (forward from the
 // current group) needs. The counter lives in the layer's workspace (GroupedGemm::Arrays)

@@ -365,7 +365,7 @@ struct GroupedGemm {
     const float** sfb;
     LayoutSFA* layout_sfa;
     LayoutSFB* layout_sfb;
-    unsigned long long* next_tile;  // the dynamic scheduler's claim counter, zeroed by the setup
+    unsigned long long* next_tile;  // kDynamicTiles: the scheduler's claim counter, zeroed by the setup
   };
 
   static size_t align_up(size_t v) { return (v + 255) / 256 * 256; }
@@ -394,8 +394,10 @@ struct GroupedGemm {
       take(&a.layout_sfa, sizeof(LayoutSFA));
       take(&a.layout_sfb, sizeof(LayoutSFB));
     }
-    if (out) a.next_tile = reinterpret_cast<unsigned long long*>(p + off);
-    off = align_up(off + sizeof(unsigned long long));
+    if constexpr (kDynamicTiles) {  // one counter per GEMM, not per group
+      if (out) a.next_tile = reinterpret_cast<unsigned long long*>(p + off);
+      off = align_up(off + sizeof(unsigned long long));
+    }
     return off;
   }
 
@@ -471,7 +473,9 @@ __global__ void setup_groups_kernel(SetupArgs<G> args) {
   const GroupedGemmParams& p = args.p[blockIdx.y];
   const typename G::Arrays& arr = args.arr[blockIdx.y];
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e == 0) *arr.next_tile = 0;  // the dynamic scheduler's next claim (unused by the static ones)
+  if constexpr (G::kDynamicTiles) {
+    if (e == 0) *arr.next_tile = 0;  // the dynamic scheduler's next claim
+  }
   if (e >= p.num_groups) return;
   const int64_t row0 = p.expert_offsets[e];
   const int64_t rows = p.expert_offsets[e + 1] - row0;
