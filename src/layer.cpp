@@ -197,17 +197,21 @@ Status layer_can_implement(const MoeArguments& args) {
 
 namespace {
 
-// The grouped GEMM instantiation that serves these weights on `path` (a grouped path); gated:
-// GEMM1 with the activation in its epilogue (grouped_fuses_activation).
-kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath path, bool gated = false) {
+bool gemm1_gated(const PreparedWeights& w) { return grouped_fuses_activation(w.quant, w.gate_up_interleaved); }
+
+// The grouped GEMM instantiation that serves projection `which` of these weights on `path` (a
+// grouped path): GEMM1 with the activation in its epilogue where grouped_fuses_activation says,
+// the swapped bf16/fp16 tile's height by swapped_tile_rows.
+kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath path, Projection which) {
   const kernels::ElemType elem = elem_type(args.inputs.act_dtype);
   const bool swap = path == KernelPath::kGroupedSwapped;
   const QuantParams& q = args.weights->quant;
-  if (!is_fp8_format(q.format)) return kernels::grouped_gemm_entry(elem, swap, gated);
-  return kernels::fp8_grouped_gemm_entry(elem, !fp8_epilogue_scales(q), swap);
+  if (is_fp8_format(q.format)) return kernels::fp8_grouped_gemm_entry(elem, !fp8_epilogue_scales(q), swap);
+  const ProblemShape& s = args.inputs.shape;
+  const bool w13 = which == Projection::kW13;
+  const bool wide = swapped_tile_rows(w13 ? 2 * s.inter : s.hidden) == 256;
+  return kernels::grouped_gemm_entry(elem, swap, w13 && gemm1_gated(*args.weights), wide);
 }
-
-bool gemm1_gated(const PreparedWeights& w) { return grouped_fuses_activation(w.quant, w.gate_up_interleaved); }
 
 }  // namespace
 
@@ -219,9 +223,8 @@ Status layer_plan(const MoeArguments& args, KernelPath* path, WorkspaceLayout* w
   if (is_grouped_path(*path)) {
     int32_t sms = 0;
     FUSEDMOE_RETURN_IF_ERROR(current_sm_count(&sms));
-    gemm_ws = grouped_entry(args, *path).workspace_bytes(s.num_experts, sms);
-    if (gemm1_gated(*args.weights)) {
-      gemm_ws = std::max(gemm_ws, grouped_entry(args, *path, true).workspace_bytes(s.num_experts, sms));
+    for (Projection which : {Projection::kW13, Projection::kW2}) {
+      gemm_ws = std::max(gemm_ws, grouped_entry(args, *path, which).workspace_bytes(s.num_experts, sms));
     }
   }
   return plan_workspace(in, args.weights->quant, *path, gemm_ws, ws, args.weights->gate_up_interleaved);
@@ -492,7 +495,8 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   gp.workspace = at<void>(workspace, ws, "gemm_workspace");
   gp.workspace_bytes = ws.find("gemm_workspace")->bytes;
   gp.sm_count = sms;
-  const kernels::GroupedGemmEntry gemm_entry = grouped_entry(args, path);
+  const kernels::GroupedGemmEntry gemm1_entry = grouped_entry(args, path, Projection::kW13);
+  const kernels::GroupedGemmEntry gemm2_entry = grouped_entry(args, path, Projection::kW2);
   const int64_t pairs = s.m * s.topk;
   const int64_t* live = al.expert_offsets + s.num_experts;
   if (fp8) {
@@ -551,10 +555,10 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
         if (err != cudaSuccess) return cuda_error(err, std::string("fp8_weight_scales ") + to_string(which));
       }
       if (w13) {  // both GEMMs' per-expert arrays in one launch
-        err = gemm_entry.setup_pair(gemm1, gemm2, stream);
+        err = gemm1_entry.setup_pair(gemm1, gemm2, stream);
         if (err != cudaSuccess) return cuda_error(err, "sm90_fp8_grouped_gemm setup launch");
       }
-      err = gemm_entry.launch(g, stream);
+      err = (w13 ? gemm1_entry : gemm2_entry).launch(g, stream);
       return err == cudaSuccess ? Status()
                                 : cuda_error(err, std::string("sm90_fp8_grouped_gemm ") + to_string(which) + " launch");
     };
@@ -596,7 +600,6 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   const bool integer = is_integer_format(quant.format);
   const bool gated = gemm1_gated(*args.weights);
   const int32_t chunk = integer ? dequant_chunk_experts(s, in.act_dtype) : s.num_experts;
-  const kernels::GroupedGemmEntry gemm1_entry = grouped_entry(args, path, gated);
   gp.act = gated_act(in.activation);
   gp.sorted_pairs = al.sorted_pairs;
   gp.topk_weights = in.apply_router_weight_on_input ? topk_weights : nullptr;
@@ -616,13 +619,13 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   void* gemm1_out = gated ? intermediate : at<void>(workspace, ws, "gate_up");
   const kernels::GroupedGemmParams gemm1 = params(Projection::kW13, rows, gemm1_out);
   const kernels::GroupedGemmParams gemm2 = params(Projection::kW2, intermediate, rows);
-  if (!integer) {  // both GEMMs' per-expert arrays in one launch
-    const cudaError_t err = gemm_entry.setup_pair(gemm1, gemm2, stream);
+  if (!integer) {  // both GEMMs' per-expert arrays in one launch (either entry writes both)
+    const cudaError_t err = gemm2_entry.setup_pair(gemm1, gemm2, stream);
     if (err != cudaSuccess) return cuda_error(err, "sm90_bf16_grouped_gemm setup launch");
   }
   auto gemm = [&](Projection which) -> Status {
     const bool w13 = which == Projection::kW13;
-    const kernels::GroupedGemmEntry& entry = w13 ? gemm1_entry : gemm_entry;
+    const kernels::GroupedGemmEntry& entry = w13 ? gemm1_entry : gemm2_entry;
     kernels::GroupedGemmParams g = w13 ? gemm1 : gemm2;
     for (int32_t e0 = 0; e0 < s.num_experts; e0 += chunk) {
       g.num_groups = std::min(chunk, s.num_experts - e0);

@@ -97,6 +97,8 @@ bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
   return is_integer_format(q.format) || (q.format == WeightFormat::kDense && gate_up_interleaved);
 }
 
+int64_t swapped_tile_rows(int64_t weight_rows) { return weight_rows >= kSwapWideMinRows ? 256 : 128; }
+
 PathRule path_rule(const QuantParams& q) {
   if (is_integer_format(q.format)) return kIntegerPathRule;
   if (q.format == WeightFormat::kFP8Block) return kFp8BlockPathRule;

@@ -405,6 +405,10 @@ FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated_swap)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated_swap)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_swap256)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_swap256)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated_swap256)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated_swap256)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_swap)
@@ -426,16 +430,27 @@ struct GroupedGemmEntry {
 };
 #define FUSEDMOE_GROUPED_ENTRY(name) GroupedGemmEntry{name##_workspace_bytes, launch_##name, name##_setup_pair}
 /// gated: GEMM1 with the gated activation in its epilogue (GroupedGemmParams' gated fields).
-inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated = false) {
+/// wide (swapped operands only): tiles of 256 weight rows instead of 128 (planner.h,
+/// swapped_tile_rows). Every swapped family of one dtype shares the per-expert arrays' layout,
+/// so either GEMM's entry may run setup_pair for both.
+inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated, bool wide) {
+  const bool bf16 = e == ElemType::kBF16;
+  if (swap && wide) {
+    if (gated) {
+      return bf16 ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated_swap256)
+                  : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_gated_swap256);
+    }
+    return bf16 ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_swap256) : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_swap256);
+  }
   if (gated) {
-    if (e == ElemType::kBF16) {
+    if (bf16) {
       return swap ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated_swap)
                   : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated);
     }
     return swap ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_gated_swap)
                 : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_gated);
   }
-  if (e == ElemType::kBF16) {
+  if (bf16) {
     return swap ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_swap)
                 : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16);
   }

@@ -130,7 +130,8 @@ class DynamicGroupScheduler
 
 }  // namespace fusedmoe::kernels::sm90
 
-// The swapped tiles (bf16/fp16 128 x 64 x 64, FP8 128 x 64 x 128) take the dynamic scheduler.
+// The swapped tiles (bf16/fp16 128 x 64 x 64 and 256 x 64 x 64, FP8 128 x 64 x 128) take the
+// dynamic scheduler.
 // The unswapped bf16/fp16 128 x 256 x 64 tile keeps CUTLASS's: there the dynamic one lost
 // 0.4-4.3% at 6 of 15 bench points (Mixtral M = 1024, and M = 4096 but on Mixtral) and won
 // 0.5-2% at the others (v32). The unswapped FP8 tile (128 x 128 x 128) keeps it too (not tried).
@@ -142,6 +143,11 @@ struct TileSchedulerSelector<GroupScheduler, arch::Sm90, cute::Shape<cute::_128,
 };
 template <class ClusterShape>
 struct TileSchedulerSelector<GroupScheduler, arch::Sm90, cute::Shape<cute::_128, cute::_64, cute::_128>, ClusterShape, 8u,
+                             cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>> {
+  using Scheduler = fusedmoe::kernels::sm90::DynamicGroupScheduler<cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>, 8>;
+};
+template <class ClusterShape>
+struct TileSchedulerSelector<GroupScheduler, arch::Sm90, cute::Shape<cute::_256, cute::_64, cute::_64>, ClusterShape, 8u,
                              cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>> {
   using Scheduler = fusedmoe::kernels::sm90::DynamicGroupScheduler<cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>, 8>;
 };

@@ -289,7 +289,10 @@ class GatedActEpilogue {
   Params params_;
 };
 
-template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false, bool kGatedOut = false>
+// kSwapRows: weight rows per tile of the swapped bf16/fp16 kernels, 128 or 256 (planner.h,
+// swapped_tile_rows); the other families have one tile shape each.
+template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false, bool kGatedOut = false,
+          int kSwapRows = 128>
 struct GroupedGemm {
   static constexpr bool kGated = kGatedOut;
   static constexpr bool kScaled = kScaleN > 0;  // blockwise scales in the mainloop
@@ -305,7 +308,7 @@ struct GroupedGemm {
   using LayoutD = std::conditional_t<kSwap, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
   using TileShape = std::conditional_t<
       kSwap, std::conditional_t<kFp8, cute::Shape<cute::_128, cute::_64, cute::_128>,
-                                cute::Shape<cute::_128, cute::_64, cute::_64>>,
+                                cute::Shape<cute::Int<kSwapRows>, cute::_64, cute::_64>>,
       std::conditional_t<kFp8, cute::Shape<cute::_128, cute::_128, cute::_128>,
                          cute::Shape<cute::_128, cute::_256, cute::_64>>>;
   // Pingpong for the epilogue-scaled FP8 family with swapped operands: its tiles are short
@@ -350,7 +353,8 @@ struct GroupedGemm {
   // The family's instantiation without the gated epilogue: setup_groups_kernel writes the
   // per-expert arrays through its types for both GEMMs of a layer (the gated GEMM1 reads the
   // same fields at the same offsets, and ignores D's).
-  using Plain = GroupedGemm<ElementAB, ElementD, kScaleN, kSwapOperands, false>;
+  using Plain = GroupedGemm<ElementAB, ElementD, kScaleN, kSwapOperands, false, kSwapRows>;
+  static_assert(kSwapRows == 128 || (kSwap && !kFp8 && kSwapRows == 256), "256-row tiles: swapped bf16/fp16 only");
 
   // Per-expert argument arrays, carved from the workspace in this order.
   struct Arrays {
@@ -546,6 +550,17 @@ cudaError_t setup_pair(const GroupedGemmParams& gemm1, const GroupedGemmParams& 
                     std::is_same_v<typename G::LayoutSFA, typename P::LayoutSFA> &&
                     std::is_same_v<typename G::LayoutSFB, typename P::LayoutSFB>,
                 "a gated GEMM reads its arrays where its plain instantiation writes them");
+  if constexpr (G::kSwap && !G::kFp8) {
+    // Either tile height's entry sets up both GEMMs (run_grouped picks the height per GEMM).
+    using Narrow = GroupedGemm<typename G::ElemAB, typename G::ElemD, 0, true, false, 128>;
+    using Wide = GroupedGemm<typename G::ElemAB, typename G::ElemD, 0, true, false, 256>;
+    static_assert(std::is_same_v<typename Narrow::Shape, typename Wide::Shape> &&
+                      std::is_same_v<typename Narrow::StrideA, typename Wide::StrideA> &&
+                      std::is_same_v<typename Narrow::StrideB, typename Wide::StrideB> &&
+                      std::is_same_v<typename Narrow::StrideD, typename Wide::StrideD> &&
+                      Narrow::kDynamicTiles && Wide::kDynamicTiles,
+                  "the swapped tile heights share the per-expert arrays' layout");
+  }
   if (gemm1.workspace != gemm2.workspace || gemm1.num_groups != gemm2.num_groups || gemm1.num_groups <= 0) {
     return cudaErrorInvalidValue;
   }
@@ -581,9 +596,11 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
 }  // namespace fusedmoe::kernels::sm90
 
 // The entry points of one instantiation, for its translation unit.
-#define FUSEDMOE_GROUPED_GEMM_INSTANCE(name, ElementAB, ElementD, kScaleN, kSwap, kGated)                           \
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE(name, ElementAB, ElementD, kScaleN, kSwap, kGated) \
+  FUSEDMOE_GROUPED_GEMM_INSTANCE_ROWS(name, ElementAB, ElementD, kScaleN, kSwap, kGated, 128)
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE_ROWS(name, ElementAB, ElementD, kScaleN, kSwap, kGated, kSwapRows)            \
   namespace fusedmoe::kernels {                                                                                      \
-  using name##_type = sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated>;                                \
+  using name##_type = sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated, kSwapRows>;                     \
   size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count) {                                              \
     return sm90::workspace_bytes<name##_type>(num_groups, sm_count);                                                 \
   }                                                                                                                  \

@@ -245,6 +245,19 @@ TEST(Planner, DensePathByRowsPerExpert) {
   EXPECT_EQ(choose_path(QuantParams(), 1 << 20, 8, 14336, KernelPath::kSmallM), small);
 }
 
+TEST(Planner, SwappedTileRowsPerGemm) {
+  // v33: 256 weight rows per tile from kSwapWideMinRows rows per expert, per GEMM (n = 2I for
+  // GEMM1, H for GEMM2): DeepSeek-V3 TP8's, Scout's and Mixtral's GEMM2 and Mixtral's GEMM1.
+  EXPECT_EQ(swapped_tile_rows(kSwapWideMinRows - 1), 128);
+  EXPECT_EQ(swapped_tile_rows(kSwapWideMinRows), 256);
+  EXPECT_EQ(swapped_tile_rows(7168), 256);       // DeepSeek-V3 TP8 GEMM2
+  EXPECT_EQ(swapped_tile_rows(2 * 256), 128);    // its GEMM1
+  EXPECT_EQ(swapped_tile_rows(2 * 14336), 256);  // Mixtral GEMM1
+  EXPECT_EQ(swapped_tile_rows(2048), 128);       // Qwen3 GEMM2, Scout GEMM1
+  EXPECT_EQ(swapped_tile_rows(3584), 128);       // Qwen2 GEMM2
+  EXPECT_EQ(swapped_tile_rows(0), 128);
+}
+
 TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   QuantParams q = integer_quant(WeightFormat::kGPTQ, 4, 128, false);
   EXPECT_EQ(path_rule(q).rows, kIntegerPathRule.rows);

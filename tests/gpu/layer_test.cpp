@@ -432,6 +432,10 @@ TEST_P(DenseLayer, EdgeShapes) {
   run_case(custom(11, 64, 2048, 1408, 6, "uniform"));                 // DeepSeek-V2-Lite: topk 6
   run_case(custom(300, 8, 200, 72, 2, "skewed"));                     // many rows, dims below a tile
   run_case(custom(1000, 4, 1024, 512, 2, "one_expert"));              // 1000 rows on one expert
+  // Swapped tiles of 256 weight rows in both GEMMs (n = 2I = 4112 and H = 4104 from
+  // kSwapWideMinRows), each with a partial last tile; skewed and on one expert.
+  run_case(custom(45, 8, 4104, 2056, 2, "skewed"));
+  run_case(custom(130, 4, 4104, 2056, 2, "one_expert"));
   GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
   ep.ep_half = true;  // half the experts on another GPU
   run_case(ep);
@@ -470,7 +474,8 @@ TEST_P(DenseLayer, EdgeShapes) {
 TEST_P(DenseLayer, CheckpointOrderInPlace) {
   REQUIRE_GPU();
   std::vector<GpuCase> cases = {bench_case("qwen3_30b_a3b_tp1", 64), custom(19, 60, 2880, 1408, 4, "softmax_topk_renormalize"),
-                                custom(97, 16, 512, 256, 4, "skewed"), bench_case("llama4_scout_tp8", 9)};
+                                custom(97, 16, 512, 256, 4, "skewed"), custom(45, 8, 4104, 2056, 2, "skewed"),
+                                bench_case("llama4_scout_tp8", 9)};
   cases.back().act = DType::kFP16;  // sigmoid top-1, weight applied on input
   for (GpuCase& c : cases) {
     c.dense_in_place = true;
@@ -484,6 +489,9 @@ TEST_P(DenseLayer, Fp16ActivationsAndWeightOnInput) {
   c.act = DType::kFP16;
   run_case(c);
   c = bench_case("llama4_scout_tp8", 9);  // sigmoid top-1, weight applied on input
+  c.act = DType::kFP16;
+  run_case(c);
+  c = custom(45, 8, 4104, 2056, 2, "skewed");  // 256-row swapped tiles in both GEMMs
   c.act = DType::kFP16;
   run_case(c);
   for (Activation a : {Activation::kGeluAndMul, Activation::kGeluTanhAndMul}) {
