@@ -68,20 +68,10 @@ bool kernel_family_available(KernelFamily family);
 /// Swapped operands: at r <= 32 faster than the 128-row tiles on all five shapes (bf16:
 /// Mixtral r = 32 727 vs 776 us, Qwen2 r = 32 268 vs 296, DeepSeek r = 16 671 vs 681; FP8
 /// alike), at r = 64 slower (Mixtral 1150 vs 775, Qwen2 348 vs 312: experts past 64 rows take
-/// a second N tile that streams the weights again); 48 splits the unmeasured interval.
-/// Weight rows per tile of the swapped bf16/fp16 grouped GEMMs, per GEMM from its rows per
-/// expert (n: 2I for GEMM1, H for GEMM2): 256 from kSwapWideMinRows, else 128. Fewer tiles of
-/// twice the height read each token tile half as often and pay the per-tile costs half as
-/// often, but give fewer tiles to balance over the SMs. Measured per GEMM (v33, bf16, one
-/// binary, two rounds, the whole layer's time 256 / 128 with only that GEMM changed,
-/// bench/results/h200/v33/): GEMM2 DeepSeek-V3 TP8 (n 7168, K 256) 0.944-0.962 at M = 64-1024,
-/// Scout (5120) 0.989 / 1.006 at M = 64 / 256, Mixtral (4096) 0.993-0.998, Qwen2 (3584)
-/// 0.994-1.001, Qwen3 (2048) 1.000-1.004; GEMM1 Mixtral (28672) 0.958 / 0.987 at M = 16 / 64,
-/// Scout (2048) 1.001-1.012, Qwen3 (1536) 1.028-1.029, Qwen2 (1280) 1.074-1.079, DeepSeek
-/// (512) 0.988-1.015.
-inline constexpr int64_t kSwapWideMinRows = 4096;
-int64_t swapped_tile_rows(int64_t weight_rows);
-
+/// a second N tile that streams the weights again); 48 splits the unmeasured interval. v33,
+/// with the swapped tiles walked along N (an expert's token tiles of one weight tile one after
+/// another, the later reads from L2): still slower at r = 64 in bf16 (Mixtral M = 256 838 vs
+/// 752 us, Scout M = 1024 199 vs 186, Qwen3 M = 1024 410 vs 390).
 struct PathRule {
   int64_t rows;              ///< grouped from this many rows per active expert
   int64_t rows_small_inter;  ///< the same when inter <= kSmallInter
@@ -99,6 +89,19 @@ inline constexpr PathRule kIntegerPathRule{48, 32, 96, 0};
 PathRule path_rule(const QuantParams& quant);
 KernelPath choose_path(const QuantParams& quant, int64_t pairs, int64_t num_experts, int64_t inter,
                        KernelPath forced);
+
+/// Weight rows per tile of the swapped bf16/fp16 grouped GEMMs, per GEMM from its rows per
+/// expert (n: 2I for GEMM1, H for GEMM2): 256 from kSwapWideMinRows, else 128. Fewer tiles of
+/// twice the height read each token tile half as often and pay the per-tile costs half as
+/// often, but give fewer tiles to balance over the SMs. Measured per GEMM (v33, bf16, one
+/// binary, two rounds, the whole layer's time 256 / 128 with only that GEMM changed,
+/// bench/results/h200/v33/): GEMM2 DeepSeek-V3 TP8 (n 7168, K 256) 0.944-0.962 at M = 64-1024,
+/// Scout (5120) 0.989 / 1.006 at M = 64 / 256, Mixtral (4096) 0.993-0.998, Qwen2 (3584)
+/// 0.994-1.001, Qwen3 (2048) 1.000-1.004; GEMM1 Mixtral (28672) 0.958 / 0.987 at M = 16 / 64,
+/// Scout (2048) 1.001-1.012, Qwen3 (1536) 1.028-1.029, Qwen2 (1280) 1.074-1.079, DeepSeek
+/// (512) 0.988-1.015.
+inline constexpr int64_t kSwapWideMinRows = 4096;
+int64_t swapped_tile_rows(int64_t weight_rows);
 
 /// Whether sm90_fp8_grouped_gemm takes these FP8 weights: per-tensor, per-channel, or block
 /// scales of 128 x 128 (its scale block; DeepSeek-V3's).
