@@ -1,5 +1,5 @@
 // A dynamic tile scheduler for the grouped GEMMs with swapped operands (sm90_grouped_gemm.cuh:
-// bf16/fp16 tile 128 x 64 x 64, FP8 128 x 64 x 128).
+// bf16/fp16 tiles 128 x 64 x 64 and 256 x 64 x 64, FP8 128 x 64 x 128).
 //
 // CUTLASS's grouped scheduler is static: CTA i computes tiles i, i + grid, i + 2 grid, ...
 // At the memory-bound middle (PERF.md v31) its GEMMs spend a tenth of their time in a tail

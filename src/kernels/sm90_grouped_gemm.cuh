@@ -28,11 +28,12 @@
 //
 // Swapped operands (kSwap, for experts with few rows): the kernel computes D_e^T = B_e . A_e^T,
 // the weights' n rows filling the wgmma's 128-row M side and the expert's rows its N side
-// (tile 128 x 64), so a 16-row expert no longer pays for 128 rows of MMA; D^T is stored
-// column-major, which is D row-major. The scale roles swap with the operands (weights' SFB
-// becomes the kernel's SFA) and keep their memory layouts. Swapped tiles are handed out
-// dynamically (sm90_dynamic_group_scheduler.cuh: a claim counter in the workspace, zeroed by
-// the setup kernel) instead of by CUTLASS's static walk.
+// (tile 128 x 64, or 256 x 64 for bf16/fp16 GEMMs with many rows per expert: kSwapRows), so a
+// 16-row expert no longer pays for 128 rows of MMA; D^T is stored column-major, which is D
+// row-major. The scale roles swap with the operands (weights' SFB becomes the kernel's SFA)
+// and keep their memory layouts. Swapped tiles are handed out dynamically
+// (sm90_dynamic_group_scheduler.cuh: a claim counter in the workspace, zeroed by the setup
+// kernel) instead of by CUTLASS's static walk, token tiles first (raster along N).
 //
 // Gated (kGated, GEMM1 of the bf16/fp16 family on w13 interleaved as gate_up_row() says): the
 // epilogue stores act(g) * u of each (gate, up) pair straight from the accumulators, I columns

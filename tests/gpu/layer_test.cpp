@@ -494,6 +494,11 @@ TEST_P(DenseLayer, Fp16ActivationsAndWeightOnInput) {
   c = custom(45, 8, 4104, 2056, 2, "skewed");  // 256-row swapped tiles in both GEMMs
   c.act = DType::kFP16;
   run_case(c);
+  c = custom(90, 8, 4104, 2056, 1, "skewed");  // the same epilogue scaling by the routed weight (top-1), gelu
+  c.act = DType::kFP16;
+  c.weight_on_input = true;
+  c.activation = Activation::kGeluAndMul;
+  run_case(c);
   for (Activation a : {Activation::kGeluAndMul, Activation::kGeluTanhAndMul}) {
     GpuCase g = custom(6, 8, 512, 256, 2, "uniform");
     g.activation = a;
