@@ -546,26 +546,30 @@ cudaError_t launch_setup(const GroupedGemmParams* p, int sets, cudaStream_t stre
   return cudaGetLastError();
 }
 
+// Whether instantiations A and B carve the per-expert arrays alike (arrays_bytes: fields of
+// the same types, or of the same size where only A's or B's kernel reads them, in the same
+// order), so that the setup through one writes the arrays the other reads.
+template <typename A, typename B>
+inline constexpr bool kSameArrays =
+    std::is_same_v<typename A::Shape, typename B::Shape> && std::is_same_v<typename A::StrideA, typename B::StrideA> &&
+    std::is_same_v<typename A::StrideB, typename B::StrideB> &&
+    sizeof(typename A::StrideD) == sizeof(typename B::StrideD) &&
+    std::is_same_v<typename A::LayoutSFA, typename B::LayoutSFA> &&
+    std::is_same_v<typename A::LayoutSFB, typename B::LayoutSFB> && A::kFp8 == B::kFp8 && A::kScaled == B::kScaled &&
+    A::kDynamicTiles == B::kDynamicTiles;
+
 // Both GEMMs' arrays in one launch (sets 0 and 1 of their shared workspace).
 template <typename G>
 cudaError_t setup_pair(const GroupedGemmParams& gemm1, const GroupedGemmParams& gemm2, cudaStream_t stream) {
   using P = typename G::Plain;
-  static_assert(std::is_same_v<typename G::Shape, typename P::Shape> &&
-                    std::is_same_v<typename G::StrideA, typename P::StrideA> &&
-                    std::is_same_v<typename G::StrideB, typename P::StrideB> &&
-                    sizeof(typename G::StrideD) == sizeof(typename P::StrideD) &&
-                    std::is_same_v<typename G::LayoutSFA, typename P::LayoutSFA> &&
-                    std::is_same_v<typename G::LayoutSFB, typename P::LayoutSFB>,
-                "a gated GEMM reads its arrays where its plain instantiation writes them");
+  // A gated GEMM ignores D's fields, so its StrideD needs only the plain one's size.
+  static_assert(kSameArrays<G, P>, "a gated GEMM reads its arrays where its plain instantiation writes them");
   if constexpr (G::kSwap && !G::kFp8) {
     // Either tile height's entry sets up both GEMMs (run_grouped picks the height per GEMM).
     using Narrow = GroupedGemm<typename G::ElemAB, typename G::ElemD, 0, true, false, 128>;
     using Wide = GroupedGemm<typename G::ElemAB, typename G::ElemD, 0, true, false, 256>;
-    static_assert(std::is_same_v<typename Narrow::Shape, typename Wide::Shape> &&
-                      std::is_same_v<typename Narrow::StrideA, typename Wide::StrideA> &&
-                      std::is_same_v<typename Narrow::StrideB, typename Wide::StrideB> &&
-                      std::is_same_v<typename Narrow::StrideD, typename Wide::StrideD> &&
-                      Narrow::kDynamicTiles && Wide::kDynamicTiles,
+    static_assert(kSameArrays<Narrow, Wide> && std::is_same_v<typename Narrow::StrideD, typename Wide::StrideD> &&
+                      Narrow::kDynamicTiles,
                   "the swapped tile heights share the per-expert arrays' layout");
   }
   if (gemm1.workspace != gemm2.workspace || gemm1.num_groups != gemm2.num_groups || gemm1.num_groups <= 0) {
