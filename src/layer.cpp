@@ -200,17 +200,20 @@ namespace {
 bool gemm1_gated(const PreparedWeights& w) { return grouped_fuses_activation(w.quant, w.gate_up_interleaved); }
 
 // The grouped GEMM instantiation that serves projection `which` of these weights on `path` (a
-// grouped path): GEMM1 with the activation in its epilogue where grouped_fuses_activation says,
-// the swapped bf16/fp16 tile's height by swapped_tile_rows.
-kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath path, Projection which) {
+// grouped path) on `sms` SMs: GEMM1 with the activation in its epilogue where
+// grouped_fuses_activation says, the bf16/fp16 tile's height by swapped_tile_rows (swapped
+// operands) or grouped_tile_rows.
+kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath path, Projection which, int32_t sms) {
   const kernels::ElemType elem = elem_type(args.inputs.act_dtype);
   const bool swap = path == KernelPath::kGroupedSwapped;
   const QuantParams& q = args.weights->quant;
   if (is_fp8_format(q.format)) return kernels::fp8_grouped_gemm_entry(elem, !fp8_epilogue_scales(q), swap);
   const ProblemShape& s = args.inputs.shape;
   const bool w13 = which == Projection::kW13;
-  const bool wide = swapped_tile_rows(w13 ? 2 * s.inter : s.hidden) == 256;
-  return kernels::grouped_gemm_entry(elem, swap, w13 && gemm1_gated(*args.weights), wide);
+  const bool gated = w13 && gemm1_gated(*args.weights);
+  const int64_t n = w13 ? 2 * s.inter : s.hidden;
+  const int64_t tile_m = swap ? swapped_tile_rows(n) : grouped_tile_rows(s.m * s.topk, s.num_experts, n, w13, sms);
+  return kernels::grouped_gemm_entry(elem, swap, gated, static_cast<int>(tile_m));
 }
 
 }  // namespace
@@ -224,7 +227,7 @@ Status layer_plan(const MoeArguments& args, KernelPath* path, WorkspaceLayout* w
     int32_t sms = 0;
     FUSEDMOE_RETURN_IF_ERROR(current_sm_count(&sms));
     for (Projection which : {Projection::kW13, Projection::kW2}) {
-      gemm_ws = std::max(gemm_ws, grouped_entry(args, *path, which).workspace_bytes(s.num_experts, sms));
+      gemm_ws = std::max(gemm_ws, grouped_entry(args, *path, which, sms).workspace_bytes(s.num_experts, sms));
     }
   }
   return plan_workspace(in, args.weights->quant, *path, gemm_ws, ws, args.weights->gate_up_interleaved);
@@ -495,8 +498,8 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   gp.workspace = at<void>(workspace, ws, "gemm_workspace");
   gp.workspace_bytes = ws.find("gemm_workspace")->bytes;
   gp.sm_count = sms;
-  const kernels::GroupedGemmEntry gemm1_entry = grouped_entry(args, path, Projection::kW13);
-  const kernels::GroupedGemmEntry gemm2_entry = grouped_entry(args, path, Projection::kW2);
+  const kernels::GroupedGemmEntry gemm1_entry = grouped_entry(args, path, Projection::kW13, sms);
+  const kernels::GroupedGemmEntry gemm2_entry = grouped_entry(args, path, Projection::kW2, sms);
   const int64_t pairs = s.m * s.topk;
   const int64_t* live = al.expert_offsets + s.num_experts;
   if (fp8) {

@@ -62,6 +62,9 @@ namespace {
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
+// The experts a batch of `pairs` can reach: the divisor of the rules' rows per expert.
+int64_t active_experts(int64_t pairs, int64_t num_experts) { return std::max<int64_t>(1, std::min(num_experts, pairs)); }
+
 }  // namespace
 
 bool wna16_gemv_supports(const QuantParams& q) {
@@ -99,6 +102,14 @@ bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
 
 int64_t swapped_tile_rows(int64_t weight_rows) { return weight_rows >= kSwapWideMinRows ? 256 : 128; }
 
+int64_t grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_rows, bool gate_up, int64_t sm_count) {
+  const int64_t active = active_experts(pairs, num_experts);
+  const int64_t weight_tiles = active * (round_up(weight_rows, 256) / 256);
+  const bool one_wave = pairs <= kOneWaveMaxRows * active && weight_tiles <= sm_count;
+  const bool tall = gate_up && pairs >= kGateUpTallMinRows * active;
+  return one_wave || tall ? 128 : 64;
+}
+
 PathRule path_rule(const QuantParams& q) {
   if (is_integer_format(q.format)) return kIntegerPathRule;
   if (q.format == WeightFormat::kFP8Block) return kFp8BlockPathRule;
@@ -108,7 +119,7 @@ PathRule path_rule(const QuantParams& q) {
 
 KernelPath choose_path(const QuantParams& q, int64_t pairs, int64_t num_experts, int64_t inter, KernelPath forced) {
   if (forced != KernelPath::kAuto) return forced;
-  const int64_t active = std::max<int64_t>(1, std::min(num_experts, pairs));
+  const int64_t active = active_experts(pairs, num_experts);
   const KernelPath grouped = pairs < kSwapMaxRows * active ? KernelPath::kGroupedSwapped : KernelPath::kGroupedGemm;
   if (is_fp8_format(q.format) && !fp8_grouped_supports(q)) return KernelPath::kSmallM;
   if (is_integer_format(q.format) && !wna16_gemv_supports(q)) return grouped;

@@ -103,6 +103,25 @@ KernelPath choose_path(const QuantParams& quant, int64_t pairs, int64_t num_expe
 inline constexpr int64_t kSwapWideMinRows = 4096;
 int64_t swapped_tile_rows(int64_t weight_rows);
 
+/// Token rows per tile of the unswapped bf16/fp16 grouped GEMMs (128 x 256 cooperative, or
+/// 64 x 256 pingpong: each consumer warp group its own tile), per GEMM from the rows an active
+/// expert averages (r = pairs / min(E, pairs)), its weight rows n (2I for GEMM1, H for GEMM2)
+/// and the SM count: 128 where the 128-row tiles fit one wave (r <= kOneWaveMaxRows and
+/// active experts x ceil(n / 256) <= SMs: each SM streams one weight tile once; 64-row tiles
+/// would give the experts past 64 rows a second tile on an SM that already has one) and for
+/// GEMM1 (gate/up) from kGateUpTallMinRows; else 64, which computes no padded half at r = 64 and
+/// hides each tile's epilogue under the other warp group's mainloop (most where k is short:
+/// GEMM2). Measured per GEMM (v34, bf16, one binary, two rounds, the layer's time with only
+/// that GEMM on 64-row tiles / both on 128, bench/results/h200/v34/): GEMM1 DeepSeek-V3 TP8
+/// r = 64 0.940, Scout r = 64 1.045 (one wave: 16 experts x 8 tiles) and r = 128 0.950,
+/// Mixtral r = 64 / 128 / 256 / 512 0.994 / 0.952 / 1.003 / 0.979, Qwen2 r = 64 / 128 / 256 /
+/// 512 0.969 / 1.006 / 0.961 / 1.017, Qwen3 r = 64 / 128 / 256 0.986 / 0.979 / 1.010; GEMM2
+/// 0.966-0.991 at r = 64-1024 on every shape but Mixtral r = 64 (1.026, one wave: 8 experts x
+/// 16 tiles), 0.998-1.001 at Scout r = 256 and Qwen2 r = 512.
+inline constexpr int64_t kOneWaveMaxRows = 96;
+inline constexpr int64_t kGateUpTallMinRows = 256;
+int64_t grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_rows, bool gate_up, int64_t sm_count);
+
 /// Whether sm90_fp8_grouped_gemm takes these FP8 weights: per-tensor, per-channel, or block
 /// scales of 128 x 128 (its scale block; DeepSeek-V3's).
 bool fp8_grouped_supports(const QuantParams& quant);

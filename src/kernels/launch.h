@@ -409,6 +409,10 @@ FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_swap256)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_swap256)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated_swap256)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated_swap256)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_m64)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_m64)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated_m64)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated_m64)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_swap)
@@ -430,17 +434,24 @@ struct GroupedGemmEntry {
 };
 #define FUSEDMOE_GROUPED_ENTRY(name) GroupedGemmEntry{name##_workspace_bytes, launch_##name, name##_setup_pair}
 /// gated: GEMM1 with the gated activation in its epilogue (GroupedGemmParams' gated fields).
-/// wide (swapped operands only): tiles of 256 weight rows instead of 128 (planner.h,
-/// swapped_tile_rows). Every swapped family of one dtype shares the per-expert arrays' layout,
-/// so either GEMM's entry may run setup_pair for both.
-inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated, bool wide) {
+/// tile_m: the tile's M, with swapped operands weight rows, 128 or 256 (planner.h,
+/// swapped_tile_rows), else token rows, 128 or 64 (grouped_tile_rows). Every family of one
+/// dtype and operand order shares the per-expert arrays' layout, so either GEMM's entry may run
+/// setup_pair for both.
+inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated, int tile_m) {
   const bool bf16 = e == ElemType::kBF16;
-  if (swap && wide) {
+  if (swap && tile_m == 256) {
     if (gated) {
       return bf16 ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated_swap256)
                   : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_gated_swap256);
     }
     return bf16 ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_swap256) : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_swap256);
+  }
+  if (!swap && tile_m == 64) {
+    if (gated) {
+      return bf16 ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated_m64) : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_gated_m64);
+    }
+    return bf16 ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_m64) : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_m64);
   }
   if (gated) {
     if (bf16) {

@@ -290,10 +290,12 @@ class GatedActEpilogue {
   Params params_;
 };
 
-// kSwapRows: weight rows per tile of the swapped bf16/fp16 kernels, 128 or 256 (planner.h,
-// swapped_tile_rows); the other families have one tile shape each.
+// kTileM: the tile's M of the bf16/fp16 kernels: with swapped operands weight rows, 128 or 256
+// (planner.h, swapped_tile_rows); else token rows, 128 (cooperative: the two consumer warp
+// groups split the tile) or 64 (pingpong: each its own 64 x 256 tile; grouped_tile_rows). The
+// FP8 families have one tile shape each.
 template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false, bool kGatedOut = false,
-          int kSwapRows = 128>
+          int kTileM = 128>
 struct GroupedGemm {
   static constexpr bool kGated = kGatedOut;
   static constexpr bool kScaled = kScaleN > 0;  // blockwise scales in the mainloop
@@ -309,16 +311,17 @@ struct GroupedGemm {
   using LayoutD = std::conditional_t<kSwap, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
   using TileShape = std::conditional_t<
       kSwap, std::conditional_t<kFp8, cute::Shape<cute::_128, cute::_64, cute::_128>,
-                                cute::Shape<cute::Int<kSwapRows>, cute::_64, cute::_64>>,
+                                cute::Shape<cute::Int<kTileM>, cute::_64, cute::_64>>,
       std::conditional_t<kFp8, cute::Shape<cute::_128, cute::_128, cute::_128>,
-                         cute::Shape<cute::_128, cute::_256, cute::_64>>>;
+                         cute::Shape<cute::Int<kTileM>, cute::_256, cute::_64>>>;
   // Pingpong for the epilogue-scaled FP8 family with swapped operands: its tiles are short
   // (64 rows of few tokens, k = 128 per stage), so the epilogue is a large share of each;
   // pingpong hides it under the other warp group's mainloop. 2-4% faster than cooperative at
   // M = 64-1024 on three of the bench shapes, 0-1.3% slower on Mixtral and Scout (v23). Unswapped, it
   // needs 64 x 128 tiles (two promoted accumulator sets of a 128 x 128 tile spill), which
-  // lost up to 35% at M = 4096 (v23).
-  static constexpr bool kPingpong = kEpilogueScaled && kSwap;
+  // lost up to 35% at M = 4096 (v23). And for the bf16/fp16 64-row tiles: each warp group's
+  // 64 x 256 accumulator is the atom it holds under cooperative, the gated epilogue unchanged.
+  static constexpr bool kPingpong = (kEpilogueScaled && kSwap) || (!kFp8 && !kSwap && kTileM == 64);
   using Scales = EpilogueScales<TileShape, ElementD>;
   // The other families: the epilogue builder's default fusion (D = acc, no source).
   using Fusion = std::conditional_t<kEpilogueScaled, typename Scales::Callbacks,
@@ -354,8 +357,8 @@ struct GroupedGemm {
   // The family's instantiation without the gated epilogue: setup_groups_kernel writes the
   // per-expert arrays through its types for both GEMMs of a layer (the gated GEMM1 reads the
   // same fields at the same offsets, and ignores D's).
-  using Plain = GroupedGemm<ElementAB, ElementD, kScaleN, kSwapOperands, false, kSwapRows>;
-  static_assert(kSwapRows == 128 || (kSwap && !kFp8 && kSwapRows == 256), "256-row tiles: swapped bf16/fp16 only");
+  using Plain = GroupedGemm<ElementAB, ElementD, kScaleN, kSwapOperands, false, kTileM>;
+  static_assert(kTileM == 128 || (!kFp8 && kTileM == (kSwap ? 256 : 64)), "other tile heights: bf16/fp16 only");
 
   // Per-expert argument arrays, carved from the workspace in this order.
   struct Arrays {
@@ -564,13 +567,12 @@ cudaError_t setup_pair(const GroupedGemmParams& gemm1, const GroupedGemmParams& 
   using P = typename G::Plain;
   // A gated GEMM ignores D's fields, so its StrideD needs only the plain one's size.
   static_assert(kSameArrays<G, P>, "a gated GEMM reads its arrays where its plain instantiation writes them");
-  if constexpr (G::kSwap && !G::kFp8) {
+  if constexpr (!G::kFp8) {
     // Either tile height's entry sets up both GEMMs (run_grouped picks the height per GEMM).
-    using Narrow = GroupedGemm<typename G::ElemAB, typename G::ElemD, 0, true, false, 128>;
-    using Wide = GroupedGemm<typename G::ElemAB, typename G::ElemD, 0, true, false, 256>;
-    static_assert(kSameArrays<Narrow, Wide> && std::is_same_v<typename Narrow::StrideD, typename Wide::StrideD> &&
-                      Narrow::kDynamicTiles,
-                  "the swapped tile heights share the per-expert arrays' layout");
+    using Tall = GroupedGemm<typename G::ElemAB, typename G::ElemD, 0, G::kSwap, false, 128>;
+    using Other = GroupedGemm<typename G::ElemAB, typename G::ElemD, 0, G::kSwap, false, G::kSwap ? 256 : 64>;
+    static_assert(kSameArrays<Tall, Other> && std::is_same_v<typename Tall::StrideD, typename Other::StrideD>,
+                  "the tile heights of one operand order share the per-expert arrays' layout");
   }
   if (gemm1.workspace != gemm2.workspace || gemm1.num_groups != gemm2.num_groups || gemm1.num_groups <= 0) {
     return cudaErrorInvalidValue;
@@ -609,9 +611,9 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
 // The entry points of one instantiation, for its translation unit.
 #define FUSEDMOE_GROUPED_GEMM_INSTANCE(name, ElementAB, ElementD, kScaleN, kSwap, kGated) \
   FUSEDMOE_GROUPED_GEMM_INSTANCE_ROWS(name, ElementAB, ElementD, kScaleN, kSwap, kGated, 128)
-#define FUSEDMOE_GROUPED_GEMM_INSTANCE_ROWS(name, ElementAB, ElementD, kScaleN, kSwap, kGated, kSwapRows)            \
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE_ROWS(name, ElementAB, ElementD, kScaleN, kSwap, kGated, kTileM)               \
   namespace fusedmoe::kernels {                                                                                      \
-  using name##_type = sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated, kSwapRows>;                     \
+  using name##_type = sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated, kTileM>;                        \
   size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count) {                                              \
     return sm90::workspace_bytes<name##_type>(num_groups, sm_count);                                                 \
   }                                                                                                                  \

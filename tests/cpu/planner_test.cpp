@@ -258,6 +258,32 @@ TEST(Planner, SwappedTileRowsPerGemm) {
   EXPECT_EQ(swapped_tile_rows(0), 128);
 }
 
+TEST(Planner, GroupedTileRowsPerGemm) {
+  // v34: the unswapped bf16/fp16 tile's token rows per GEMM (pairs, E, n, GEMM1?, SMs).
+  constexpr int64_t kSms = 132;
+  // Scout M = 1024 (r = 64, 16 experts): GEMM1's 8 weight tiles per expert fit one wave at 128
+  // rows; GEMM2's 20 do not. At r = 128 neither GEMM fits.
+  EXPECT_EQ(grouped_tile_rows(1024, 16, 2 * 1024, true, kSms), 128);
+  EXPECT_EQ(grouped_tile_rows(1024, 16, 5120, false, kSms), 64);
+  EXPECT_EQ(grouped_tile_rows(2048, 16, 2 * 1024, true, kSms), 64);
+  // Mixtral M = 256 (r = 64, 8 experts): GEMM1 (112 tiles each) 64, GEMM2 (16 each) one wave.
+  EXPECT_EQ(grouped_tile_rows(512, 8, 2 * 14336, true, kSms), 64);
+  EXPECT_EQ(grouped_tile_rows(512, 8, 4096, false, kSms), 128);
+  // The one-wave bounds: rows per expert and weight tiles.
+  EXPECT_EQ(grouped_tile_rows(8 * kOneWaveMaxRows, 8, 4096, false, kSms), 128);
+  EXPECT_EQ(grouped_tile_rows(8 * kOneWaveMaxRows + 1, 8, 4096, false, kSms), 64);
+  EXPECT_EQ(grouped_tile_rows(512, 8, 4096 + 1, false, kSms), 64);  // 17 tiles per expert: 136
+  EXPECT_EQ(grouped_tile_rows(512, 8, 4096, false, 127), 64);       // fewer SMs
+  // GEMM1 from kGateUpTallMinRows rows per expert: 128; GEMM2 stays 64.
+  EXPECT_EQ(grouped_tile_rows(64 * (kGateUpTallMinRows - 1), 64, 2 * 640, true, kSms), 64);  // Qwen2
+  EXPECT_EQ(grouped_tile_rows(64 * kGateUpTallMinRows, 64, 2 * 640, true, kSms), 128);
+  EXPECT_EQ(grouped_tile_rows(64 * kGateUpTallMinRows, 64, 3584, false, kSms), 64);
+  EXPECT_EQ(grouped_tile_rows(8 * 4096, 8, 4096, false, kSms), 64);  // Mixtral M = 4096 GEMM2
+  // Fewer pairs than experts: the active experts are the pairs.
+  EXPECT_EQ(grouped_tile_rows(3, 256, 7168, false, kSms), 128);
+  EXPECT_EQ(grouped_tile_rows(0, 256, 7168, false, kSms), 128);
+}
+
 TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   QuantParams q = integer_quant(WeightFormat::kGPTQ, 4, 128, false);
   EXPECT_EQ(path_rule(q).rows, kIntegerPathRule.rows);

@@ -436,6 +436,10 @@ TEST_P(DenseLayer, EdgeShapes) {
   // kSwapWideMinRows), each with a partial last tile; skewed and on one expert.
   run_case(custom(45, 8, 4104, 2056, 2, "skewed"));
   run_case(custom(130, 4, 4104, 2056, 2, "one_expert"));
+  // Unswapped 64-row tiles (grouped_tile_rows): both GEMMs with every token on one expert; GEMM1
+  // on 64 rows (8 experts x 17 weight tiles) beside GEMM2 on 128 (8 x 16 fit one wave).
+  run_case(custom(300, 4, 512, 256, 2, "one_expert"));
+  run_case(custom(150, 8, 4096, 2056, 2, "skewed"));
   GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
   ep.ep_half = true;  // half the experts on another GPU
   run_case(ep);

@@ -1,0 +1,5 @@
+// bf16 instantiation of sm90_grouped_gemm on 64 x 256 pingpong tiles, 64 token rows each
+// (planner.h, grouped_tile_rows; one kernel per translation unit).
+#include "sm90_grouped_gemm.cuh"
+
+FUSEDMOE_GROUPED_GEMM_INSTANCE_ROWS(grouped_gemm_bf16_m64, cutlass::bfloat16_t, cutlass::bfloat16_t, 0, false, false, 64)

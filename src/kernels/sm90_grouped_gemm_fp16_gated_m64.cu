@@ -1,0 +1,5 @@
+// fp16 instantiation of sm90_grouped_gemm for GEMM1 on interleaved w13 on 64 x 256 pingpong
+// tiles (planner.h, grouped_tile_rows), the gated activation in its epilogue.
+#include "sm90_grouped_gemm.cuh"
+
+FUSEDMOE_GROUPED_GEMM_INSTANCE_ROWS(grouped_gemm_fp16_gated_m64, cutlass::half_t, cutlass::half_t, 0, false, true, 64)
