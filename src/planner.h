@@ -39,7 +39,8 @@ bool kernel_family_available(KernelFamily family);
 ///   where the grouped kernel has tiles enough to stream at its best) and, where
 ///   `max_small_pairs` is set, below that many pairs, else the grouped path;
 /// - on the grouped path the swapped-operand kernel below kSwapMaxRows rows per expert (one
-///   64-wide N tile per expert re-reads no weights), else the 128-row tiles.
+///   64-wide N tile per expert re-reads no weights), else the unswapped tiles (64 or 128
+///   token rows per GEMM: grouped_tile_rows).
 /// Dense (bf16/fp16): crossover between r = 2 and 4 on Mixtral, Qwen2, Qwen3 (r = 4: swapped
 /// 739 / 248 / 324 us vs small_m 775 / 257 / 342), between 4 and 8 on Scout (r = 4: 160 vs
 /// 155), between 1 and 2 on DeepSeek-V3 TP8 (I 256; r = 2: 404 vs 475).
@@ -71,7 +72,9 @@ bool kernel_family_available(KernelFamily family);
 /// a second N tile that streams the weights again); 48 splits the unmeasured interval. v33,
 /// with the swapped tiles walked along N (an expert's token tiles of one weight tile one after
 /// another, the later reads from L2): still slower at r = 64 in bf16 (Mixtral M = 256 838 vs
-/// 752 us, Scout M = 1024 199 vs 186, Qwen3 M = 1024 410 vs 390).
+/// 752 us, Scout M = 1024 199 vs 186, Qwen3 M = 1024 410 vs 390). These crossovers were
+/// measured against 128-row unswapped tiles; v34's 64-row tiles, faster at r = 64 on most
+/// shapes, would move them down if anything (not re-measured).
 struct PathRule {
   int64_t rows;              ///< grouped from this many rows per active expert
   int64_t rows_small_inter;  ///< the same when inter <= kSmallInter
@@ -113,10 +116,11 @@ int64_t swapped_tile_rows(int64_t weight_rows);
 /// hides each tile's epilogue under the other warp group's mainloop (most where k is short:
 /// GEMM2). Measured per GEMM (v34, bf16, one binary, two rounds, the layer's time with only
 /// that GEMM on 64-row tiles / both on 128, bench/results/h200/v34/): GEMM1 DeepSeek-V3 TP8
-/// r = 64 0.940, Scout r = 64 1.045 (one wave: 16 experts x 8 tiles) and r = 128 0.950,
-/// Mixtral r = 64 / 128 / 256 / 512 0.994 / 0.952 / 1.003 / 0.979, Qwen2 r = 64 / 128 / 256 /
-/// 512 0.969 / 1.006 / 0.961 / 1.017, Qwen3 r = 64 / 128 / 256 0.986 / 0.979 / 1.010; GEMM2
-/// 0.966-0.991 at r = 64-1024 on every shape but Mixtral r = 64 (1.026, one wave: 8 experts x
+/// r = 64 / 128 0.940 / 1.004, Scout r = 64 1.045 (one wave: 16 experts x 8 tiles), r = 128
+/// 0.950, r = 256 0.973, Mixtral r = 64 / 128 / 256 / 512 / 1024 0.994 / 0.952 / 1.003 / 0.979 /
+/// 1.007, Qwen2 r = 64 / 128 / 256 / 512 0.969 / 1.006 / 0.961 / 1.017, Qwen3 r = 64 / 128 /
+/// 256 0.986 / 0.979 / 1.010 (from r = 256 mixed: 128 keeps the losses out); GEMM2
+/// 0.962-0.992 at r = 64-1024 on every shape but Mixtral r = 64 (1.026, one wave: 8 experts x
 /// 16 tiles), 0.998-1.001 at Scout r = 256 and Qwen2 r = 512.
 inline constexpr int64_t kOneWaveMaxRows = 96;
 inline constexpr int64_t kGateUpTallMinRows = 256;

@@ -1,8 +1,8 @@
 // sm90_grouped_gemm: D_e = A_e . B_e^T for every local expert e in one persistent launch.
 //
-// CUTLASS 3.x pieces on sm_90a: a warp-specialized cooperative kernel (one producer warp
-// issuing TMA loads into a multi-stage shared-memory ring, two consumer warpgroups issuing
-// wgmma), a persistent grouped tile scheduler that walks the experts' tiles in order, and a
+// CUTLASS 3.x pieces on sm_90a: a warp-specialized kernel (one producer warp issuing TMA loads
+// into a multi-stage shared-memory ring, two consumer warpgroups issuing wgmma, sharing each
+// tile (cooperative) or taking alternate tiles (pingpong, kPingpong)), a persistent grouped tile scheduler that walks the experts' tiles in order, and a
 // TMA-store epilogue. Expert e's problem is (rows_e, n, k); rows_e lives on the device only
 // (expert_offsets from the align kernel), so the host never synchronizes: a small setup
 // kernel writes the per-expert problem shapes, pointers and strides (for both GEMMs of a layer
@@ -11,7 +11,8 @@
 // addresses of those arrays alone, so a captured CUDA graph stays valid for any routing.
 //
 // Three families share this code:
-//  - bf16/fp16 (kScaleN = 0): 128 x 256 x 64 tiles, D = A . B^T.
+//  - bf16/fp16 (kScaleN = 0): 128 x 256 x 64 tiles, or 64 x 256 x 64 (kTileM, planner.h
+//    grouped_tile_rows), D = A . B^T.
 //  - FP8 e4m3 A and B with scales that do not vary along k (kScaleN = kEpilogueScales: per-row
 //    activation scales, weight scales per column or one per expert): CUTLASS's FP8 mainloop
 //    (fp32 promotion of the wgmma sums every 128 k, no scales), 128 x 128 x 128 tiles, and
@@ -28,7 +29,7 @@
 //
 // Swapped operands (kSwap, for experts with few rows): the kernel computes D_e^T = B_e . A_e^T,
 // the weights' n rows filling the wgmma's 128-row M side and the expert's rows its N side
-// (tile 128 x 64, or 256 x 64 for bf16/fp16 GEMMs with many rows per expert: kSwapRows), so a
+// (tile 128 x 64, or 256 x 64 for bf16/fp16 GEMMs with many rows per expert: kTileM), so a
 // 16-row expert no longer pays for 128 rows of MMA; D^T is stored column-major, which is D
 // row-major. The scale roles swap with the operands (weights' SFB becomes the kernel's SFA)
 // and keep their memory layouts. Swapped tiles are handed out dynamically
@@ -129,7 +130,8 @@ struct EpilogueScales {
 // halves, n / 8 chunks)), or with swapped operands weight rows m and m + 8 (values v and v + 2).
 // Output column j = (w / 16) * 8 + w % 8 of gate row w; D is row-major [rows, ld] from the
 // expert's first row (expert_offsets, as the mainloop's A), in the activation dtype. The
-// cooperative kernel runs this while the tensor cores idle, so it is lean: one activation's
+// cooperative kernel runs this while the tensor cores idle (pingpong, on 64-row tiles, under
+// the other warp group's mainloop), so it is lean: one activation's
 // unrolled code per tile, and 16-byte stores (PERF.md v20: 4-byte stores and a per-value
 // activation switch made GEMM1 7-10% slower than GEMM1 plus a separate activation pass).
 template <typename ElementD_, bool kSwap>

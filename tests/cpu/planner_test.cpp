@@ -278,7 +278,7 @@ TEST(Planner, GroupedTileRowsPerGemm) {
   EXPECT_EQ(grouped_tile_rows(64 * (kGateUpTallMinRows - 1), 64, 2 * 640, true, kSms), 64);  // Qwen2
   EXPECT_EQ(grouped_tile_rows(64 * kGateUpTallMinRows, 64, 2 * 640, true, kSms), 128);
   EXPECT_EQ(grouped_tile_rows(64 * kGateUpTallMinRows, 64, 3584, false, kSms), 64);
-  EXPECT_EQ(grouped_tile_rows(8 * 4096, 8, 4096, false, kSms), 64);  // Mixtral M = 4096 GEMM2
+  EXPECT_EQ(grouped_tile_rows(2 * 4096, 8, 4096, false, kSms), 64);  // Mixtral M = 4096 GEMM2
   // Fewer pairs than experts: the active experts are the pairs.
   EXPECT_EQ(grouped_tile_rows(3, 256, 7168, false, kSms), 128);
   EXPECT_EQ(grouped_tile_rows(0, 256, 7168, false, kSms), 128);
