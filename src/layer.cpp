@@ -211,7 +211,7 @@ kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath pat
   const ProblemShape& s = args.inputs.shape;
   const bool w13 = which == Projection::kW13;
   const bool gated = w13 && gemm1_gated(*args.weights);
-  const int64_t n = w13 ? 2 * s.inter : s.hidden;
+  const int64_t n = projection_rows(s, which);
   const int64_t tile_m = swap ? swapped_tile_rows(n) : grouped_tile_rows(s.m * s.topk, s.num_experts, n, w13, sms);
   return kernels::grouped_gemm_entry(elem, swap, gated, static_cast<int>(tile_m));
 }
@@ -609,7 +609,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   auto params = [&](Projection which, const void* a, void* d) {
     const bool w13 = which == Projection::kW13;
     kernels::GroupedGemmParams g = gp;
-    g.n = w13 ? 2 * s.inter : s.hidden;
+    g.n = projection_rows(s, which);
     g.k = w13 ? s.hidden : s.inter;
     g.a = a;
     g.d = d;

@@ -2,13 +2,14 @@
 //
 // CUTLASS 3.x pieces on sm_90a: a warp-specialized kernel (one producer warp issuing TMA loads
 // into a multi-stage shared-memory ring, two consumer warpgroups issuing wgmma, sharing each
-// tile (cooperative) or taking alternate tiles (pingpong, kPingpong)), a persistent grouped tile scheduler that walks the experts' tiles in order, and a
-// TMA-store epilogue. Expert e's problem is (rows_e, n, k); rows_e lives on the device only
-// (expert_offsets from the align kernel), so the host never synchronizes: a small setup
-// kernel writes the per-expert problem shapes, pointers and strides (for both GEMMs of a layer
-// in one launch before GEMM1: setup_pair), and the scheduler skips experts without rows. The
-// TMA descriptors are patched on the device per expert; the host builds parameters from the
-// addresses of those arrays alone, so a captured CUDA graph stays valid for any routing.
+// tile (cooperative) or taking alternate tiles (pingpong, kPingpong)), a persistent grouped
+// tile scheduler that walks the experts' tiles in order, and a TMA-store epilogue. Expert e's
+// problem is (rows_e, n, k); rows_e lives on the device only (expert_offsets from the align
+// kernel), so the host never synchronizes: a small setup kernel writes the per-expert problem
+// shapes, pointers and strides (for both GEMMs of a layer in one launch before GEMM1:
+// setup_pair), and the scheduler skips experts without rows. The TMA descriptors are patched
+// on the device per expert; the host builds parameters from the addresses of those arrays
+// alone, so a captured CUDA graph stays valid for any routing.
 //
 // Three families share this code:
 //  - bf16/fp16 (kScaleN = 0): 128 x 256 x 64 tiles, or 64 x 256 x 64 (kTileM, planner.h
@@ -131,9 +132,9 @@ struct EpilogueScales {
 // Output column j = (w / 16) * 8 + w % 8 of gate row w; D is row-major [rows, ld] from the
 // expert's first row (expert_offsets, as the mainloop's A), in the activation dtype. The
 // cooperative kernel runs this while the tensor cores idle (pingpong, on 64-row tiles, under
-// the other warp group's mainloop), so it is lean: one activation's
-// unrolled code per tile, and 16-byte stores (PERF.md v20: 4-byte stores and a per-value
-// activation switch made GEMM1 7-10% slower than GEMM1 plus a separate activation pass).
+// the other warp group's mainloop), so it is lean: one activation's unrolled code per tile,
+// and 16-byte stores (PERF.md v20: 4-byte stores and a per-value activation switch made GEMM1
+// 7-10% slower than GEMM1 plus a separate activation pass).
 template <typename ElementD_, bool kSwap>
 class GatedActEpilogue {
  public:
