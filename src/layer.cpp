@@ -201,17 +201,24 @@ bool gemm1_gated(const PreparedWeights& w) { return grouped_fuses_activation(w.q
 
 // The grouped GEMM instantiation that serves projection `which` of these weights on `path` (a
 // grouped path) on `sms` SMs: GEMM1 with the activation in its epilogue where
-// grouped_fuses_activation says, the bf16/fp16 tile's height by swapped_tile_rows (swapped
-// operands) or grouped_tile_rows.
+// grouped_fuses_activation says, the tile's height by swapped_tile_rows (swapped bf16/fp16
+// operands), grouped_tile_rows (unswapped bf16/fp16) or fp8_grouped_tile_rows (unswapped FP8
+// with epilogue scales).
 kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath path, Projection which, int32_t sms) {
   const kernels::ElemType elem = elem_type(args.inputs.act_dtype);
   const bool swap = path == KernelPath::kGroupedSwapped;
   const QuantParams& q = args.weights->quant;
-  if (is_fp8_format(q.format)) return kernels::fp8_grouped_gemm_entry(elem, !fp8_epilogue_scales(q), swap);
   const ProblemShape& s = args.inputs.shape;
   const bool w13 = which == Projection::kW13;
-  const bool gated = w13 && gemm1_gated(*args.weights);
   const int64_t n = projection_rows(s, which);
+  if (is_fp8_format(q.format)) {
+    const bool block_scales = !fp8_epilogue_scales(q);
+    const int64_t k = projection_cols(s, which);
+    const int64_t tile_m =
+        swap || block_scales ? 128 : fp8_grouped_tile_rows(s.m * s.topk, s.num_experts, n, k, w13, sms);
+    return kernels::fp8_grouped_gemm_entry(elem, block_scales, swap, static_cast<int>(tile_m));
+  }
+  const bool gated = w13 && gemm1_gated(*args.weights);
   const int64_t tile_m = swap ? swapped_tile_rows(n) : grouped_tile_rows(s.m * s.topk, s.num_experts, n, w13, sms);
   return kernels::grouped_gemm_entry(elem, swap, gated, static_cast<int>(tile_m));
 }

@@ -102,12 +102,28 @@ bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
 
 int64_t swapped_tile_rows(int64_t weight_rows) { return weight_rows >= kSwapWideMinRows ? 256 : 128; }
 
-int64_t grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_rows, bool gate_up, int64_t sm_count) {
+namespace {
+// Whether 128-row tiles of `tile_cols` weight rows each fit one wave on sm_count SMs (the rows
+// per expert at most kOneWaveMaxRows: mostly one token tile per expert).
+bool tall_tiles_fit_one_wave(int64_t pairs, int64_t num_experts, int64_t weight_rows, int64_t tile_cols,
+                             int64_t sm_count) {
   const int64_t active = active_experts(pairs, num_experts);
-  const int64_t weight_tiles = active * (round_up(weight_rows, 256) / 256);
-  const bool one_wave = pairs <= kOneWaveMaxRows * active && weight_tiles <= sm_count;
-  const bool tall = gate_up && pairs >= kGateUpTallMinRows * active;
-  return one_wave || tall ? 128 : 64;
+  return pairs <= kOneWaveMaxRows * active && active * (round_up(weight_rows, tile_cols) / tile_cols) <= sm_count;
+}
+}  // namespace
+
+int64_t grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_rows, bool gate_up, int64_t sm_count) {
+  const bool tall = gate_up && pairs >= kGateUpTallMinRows * active_experts(pairs, num_experts);
+  return tall || tall_tiles_fit_one_wave(pairs, num_experts, weight_rows, 256, sm_count) ? 128 : 64;
+}
+
+int64_t fp8_grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_rows, int64_t k, bool gate_up,
+                              int64_t sm_count) {
+  if (tall_tiles_fit_one_wave(pairs, num_experts, weight_rows, 128, sm_count)) return 128;
+  const int64_t active = active_experts(pairs, num_experts);
+  const bool short_tiles = gate_up ? pairs <= kFp8GateUpShortMaxRows * active
+                                   : pairs <= kFp8DownShortMaxRows * active && k <= kFp8DownShortMaxK;
+  return short_tiles ? 64 : 128;
 }
 
 PathRule path_rule(const QuantParams& q) {

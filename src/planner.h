@@ -126,6 +126,24 @@ inline constexpr int64_t kOneWaveMaxRows = 96;
 inline constexpr int64_t kGateUpTallMinRows = 256;
 int64_t grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_rows, bool gate_up, int64_t sm_count);
 
+/// The same for the unswapped epilogue-scaled FP8 GEMMs (per-tensor / per-channel weights;
+/// 128 x 128 x 128 cooperative or 64 x 128 x 128 pingpong; block scales: always 128), per GEMM
+/// from r, the weight rows n and the reduction length k: 128 where the 128-row tiles fit one
+/// wave (weight tiles of 128 columns, as above); else 64 for GEMM1 (gate/up) up to
+/// kFp8GateUpShortMaxRows rows per expert, and for GEMM2 (down) up to kFp8DownShortMaxRows
+/// where k is at most kFp8DownShortMaxK. Measured per GEMM (v35, fp8_channel, one binary, two
+/// rounds, the layer's time with only that GEMM on 64-row tiles / both on 128,
+/// bench/results/h200/v35/): GEMM1 r = 64 DeepSeek-V3 TP8 0.983, Mixtral 0.980, Qwen3 0.972,
+/// Scout / Qwen2 1.006; r = 128 1.003-1.032 but Mixtral 0.943; r = 256 1.000-1.074. GEMM2
+/// (k = I) r = 64 / 128 / 256: Qwen3 (768) 0.943 / 0.958 / 0.978, Qwen2 (640) 0.957 / 0.965 /
+/// 0.982 (r = 512 1.002), Scout (1024) 0.965 / 0.976 / 0.979, DeepSeek (256) 0.964 / 1.010;
+/// Mixtral (k = 14336) 1.035 / 0.995 / 1.026 (r = 512 / 1024 1.075 / 1.111).
+inline constexpr int64_t kFp8GateUpShortMaxRows = 96;
+inline constexpr int64_t kFp8DownShortMaxRows = 256;
+inline constexpr int64_t kFp8DownShortMaxK = 4096;
+int64_t fp8_grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_rows, int64_t k, bool gate_up,
+                              int64_t sm_count);
+
 /// Whether sm90_fp8_grouped_gemm takes these FP8 weights: per-tensor, per-channel, or block
 /// scales of 128 x 128 (its scale block; DeepSeek-V3's).
 bool fp8_grouped_supports(const QuantParams& quant);

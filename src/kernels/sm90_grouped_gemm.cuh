@@ -16,7 +16,8 @@
 //    grouped_tile_rows), D = A . B^T.
 //  - FP8 e4m3 A and B with scales that do not vary along k (kScaleN = kEpilogueScales: per-row
 //    activation scales, weight scales per column or one per expert): CUTLASS's FP8 mainloop
-//    (fp32 promotion of the wgmma sums every 128 k, no scales), 128 x 128 x 128 tiles, and
+//    (fp32 promotion of the wgmma sums every 128 k, no scales), 128 x 128 x 128 tiles (or 64 x
+//    128 x 128 pingpong: fp8_grouped_tile_rows), and
 //    D = sa[row] * sb[col] * acc in the epilogue (a column- and a row-vector broadcast with
 //    per-expert pointers; the weights' vector may be one scalar per expert): the activation
 //    scales are the first 128-k block of SFA below, the weight scales the checkpoint's.
@@ -315,16 +316,17 @@ struct GroupedGemm {
   using TileShape = std::conditional_t<
       kSwap, std::conditional_t<kFp8, cute::Shape<cute::_128, cute::_64, cute::_128>,
                                 cute::Shape<cute::Int<kTileM>, cute::_64, cute::_64>>,
-      std::conditional_t<kFp8, cute::Shape<cute::_128, cute::_128, cute::_128>,
+      std::conditional_t<kFp8, cute::Shape<cute::Int<kTileM>, cute::_128, cute::_128>,
                          cute::Shape<cute::Int<kTileM>, cute::_256, cute::_64>>>;
   // Pingpong for the epilogue-scaled FP8 family with swapped operands: its tiles are short
   // (64 rows of few tokens, k = 128 per stage), so the epilogue is a large share of each;
   // pingpong hides it under the other warp group's mainloop. 2-4% faster than cooperative at
   // M = 64-1024 on three of the bench shapes, 0-1.3% slower on Mixtral and Scout (v23). Unswapped, it
   // needs 64 x 128 tiles (two promoted accumulator sets of a 128 x 128 tile spill), which
-  // lost up to 35% at M = 4096 (v23). And for the bf16/fp16 64-row tiles: each warp group's
-  // 64 x 256 accumulator is the atom it holds under cooperative, the gated epilogue unchanged.
-  static constexpr bool kPingpong = (kEpilogueScaled && kSwap) || (!kFp8 && !kSwap && kTileM == 64);
+  // lost up to 35% at M = 4096 (v23); v35 gives it 64-row tiles per GEMM only where they pay
+  // (fp8_grouped_tile_rows). And for the bf16/fp16 64-row tiles: each warp group's 64 x 256
+  // accumulator is the atom it holds under cooperative, the gated epilogue unchanged.
+  static constexpr bool kPingpong = (kEpilogueScaled && kSwap) || (!kScaled && !kSwap && kTileM == 64);
   using Scales = EpilogueScales<TileShape, ElementD>;
   // The other families: the epilogue builder's default fusion (D = acc, no source).
   using Fusion = std::conditional_t<kEpilogueScaled, typename Scales::Callbacks,
@@ -361,7 +363,8 @@ struct GroupedGemm {
   // per-expert arrays through its types for both GEMMs of a layer (the gated GEMM1 reads the
   // same fields at the same offsets, and ignores D's).
   using Plain = GroupedGemm<ElementAB, ElementD, kScaleN, kSwapOperands, false, kTileM>;
-  static_assert(kTileM == 128 || (!kFp8 && kTileM == (kSwap ? 256 : 64)), "other tile heights: bf16/fp16 only");
+  static_assert(kTileM == 128 || (!kFp8 && kTileM == (kSwap ? 256 : 64)) || (kEpilogueScaled && !kSwap && kTileM == 64),
+                "other tile heights: bf16/fp16, and 64 rows for the unswapped epilogue-scaled FP8 family");
 
   // Per-expert argument arrays, carved from the workspace in this order.
   struct Arrays {
@@ -570,10 +573,11 @@ cudaError_t setup_pair(const GroupedGemmParams& gemm1, const GroupedGemmParams& 
   using P = typename G::Plain;
   // A gated GEMM ignores D's fields, so its StrideD needs only the plain one's size.
   static_assert(kSameArrays<G, P>, "a gated GEMM reads its arrays where its plain instantiation writes them");
-  if constexpr (!G::kFp8) {
+  if constexpr (!G::kScaled && !(G::kFp8 && G::kSwap)) {  // the families with two tile heights
     // Either tile height's entry sets up both GEMMs (run_grouped picks the height per GEMM).
-    using Tall = GroupedGemm<typename G::ElemAB, typename G::ElemD, 0, G::kSwap, false, 128>;
-    using Other = GroupedGemm<typename G::ElemAB, typename G::ElemD, 0, G::kSwap, false, G::kSwap ? 256 : 64>;
+    constexpr int kScaleN = G::kEpilogueScaled ? kEpilogueScales : 0;
+    using Tall = GroupedGemm<typename G::ElemAB, typename G::ElemD, kScaleN, G::kSwap, false, 128>;
+    using Other = GroupedGemm<typename G::ElemAB, typename G::ElemD, kScaleN, G::kSwap, false, G::kSwap ? 256 : 64>;
     static_assert(kSameArrays<Tall, Other> && std::is_same_v<typename Tall::StrideD, typename Other::StrideD>,
                   "the tile heights of one operand order share the per-expert arrays' layout");
   }

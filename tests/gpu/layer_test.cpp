@@ -928,6 +928,18 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   // element, see ref::with_static_act_scales); run_case now gives it the GPU's.
   run_fp8_case(custom(255, 60, 2880, 1408, 4, "softmax_topk_renormalize"),
                fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic));
+  // Unswapped 64-row tiles (fp8_grouped_tile_rows), rows per expert estimated from pairs / E:
+  // both GEMMs with every token's first slot on expert 0 (r = 19; 300 rows, 5 tiles of 64 there);
+  // GEMM2 on 64 (r = 150) beside GEMM1 on 128, the same routing; GEMM1 on 64 (8 experts x 18
+  // weight tiles) beside GEMM2 on 128 (8 x 16 fit one wave); fp16 out on 64 rows in both
+  // (32 experts x 8 tiles), per-channel and per-tensor weight scales.
+  run_fp8_case(custom(300, 32, 1024, 512, 2, "one_expert"), channel);
+  run_fp8_case(custom(300, 4, 512, 256, 2, "one_expert"), channel);
+  run_fp8_case(custom(150, 8, 2048, 1104, 2, "skewed"), channel);
+  GpuCase f = custom(21, 32, 1024, 512, 4, "uniform");
+  f.act = DType::kFP16;
+  run_fp8_case(f, channel);
+  run_fp8_case(f, fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerToken));
 }
 
 // The planner's one-wave split rule (kDenseSplitRule) counts kGemvCtasPerSm resident CTAs per
