@@ -93,7 +93,7 @@ bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& q) {
 }
 
 bool top1_direct_output(const ProblemShape& s, bool has_expert_map) {
-  return s.topk == 1 && s.m <= kernels::kSingleCtaPairs && (!has_expert_map || s.m <= kTop1DirectMaxMappedTokens);
+  return s.topk == 1 && s.m <= kernels::kZeroSkippedMaxPairs && (!has_expert_map || s.m <= kTop1DirectMaxMappedTokens);
 }
 
 bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {

@@ -172,7 +172,7 @@ inline constexpr int32_t kFp8ScatterMinTopk = 4;
 bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& quant);
 
 /// Whether a small-M layer writes its output from the down GEMV, without the combine: top-1
-/// (a pair is its token), at most kSingleCtaPairs pairs (align's one CTA zeroes the rows of
+/// (a pair is its token), at most kZeroSkippedMaxPairs pairs (align's one CTA zeroes the rows of
 /// tokens with no local expert), and with an expert map at most kTop1DirectMaxMappedTokens
 /// tokens: under expert parallelism most top-1 rows are skipped, and one CTA zeroing them
 /// costs more than the combine's full grid beyond a few (v27 review: about 10 KB per row at

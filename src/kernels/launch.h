@@ -57,9 +57,9 @@ struct AlignParams {
                                         // where its expert is not local
   void* skipped_rows = nullptr;         // optional [pairs, skipped_row_bytes], rows by pair index (so the
   int64_t skipped_row_bytes = 0;        // output of a top-1 layer whose down GEMV writes it): the rows of
-                                        // skipped pairs are zeroed; pairs <= kSingleCtaPairs only
+                                        // skipped pairs are zeroed; pairs <= kZeroSkippedMaxPairs only
 };
-/// beside_predecessor: the one-CTA kernel (pairs up to 2048) may start while the kernel before
+/// beside_predecessor: the one-CTA kernel (pairs up to kSingleCtaPairs) may start while the kernel before
 /// it runs, which must write nothing it reads (the small-M FP8 path's x quantization), and
 /// which lets its successors launch early; it ends after that kernel, so that its successor's
 /// wait covers both. The multi-CTA kernels ignore it.

@@ -1,15 +1,16 @@
 // smxx_align_tokens: groups the m * topk (token, slot) pairs by local expert, on the device,
 // with no host synchronization (CUDA-graph safe).
 //
-// Up to kSingleCtaPairs pairs: one CTA (256 threads for E <= 256, else 1024), E <= 1024
-// counters in shared memory.
+// Up to kSingleCtaPairs pairs: one CTA (256 threads for E <= 256 and at most 2048 pairs, else
+// 1024), E <= 1024 counters in shared memory.
 //   pass 1  count pairs per local expert (shared atomics); pairs whose id is out of range or
 //           whose expert is absent (expert_map = -1) are skipped
 //   scan    exclusive prefix sum of the counts -> expert_offsets; a second scan over
 //           "count > 0" flags -> active_experts in ascending order, their number at [E]
 //   pass 2  scatter: each pair takes the next slot of its expert (shared atomic cursor); where
 //           the layer asks (skipped_rows: top-1, the down GEMV writing the output rows), the
-//           rows of skipped pairs are zeroed, a warp per row (this kernel only)
+//           rows of skipped pairs are zeroed, a warp per row (this kernel only, up to
+//           kZeroSkippedMaxPairs pairs)
 // More pairs: the same three steps as three kernels over chunks of kChunk pairs (one CTA
 // each), so that no single CTA walks all pairs (one CTA took 90 us for 32768 pairs, bound by
 // the latency of its strided loads): count per chunk into block_counts[chunk][E], one CTA
@@ -119,18 +120,20 @@ __device__ __forceinline__ void load_experts(const AlignParams& p, int64_t base,
   }
 }
 
-// One thread per expert: blockDim.x is 256 for E <= 256 (fewer warps in each barrier and
-// scan), else 1024. kPer = 0: a thread walks its pairs in a strided loop, in each pass (at
-// most one pair per thread); kPer > 0: a thread's pairs (at most kPer) are looked up once,
-// every load in flight together, and both passes reuse them (the loop pays two dependent
+// One thread per expert: blockDim.x is 256 for E <= 256 up to 2048 pairs (fewer warps in each
+// barrier and scan), else 1024. kPer = 0: a thread walks its pairs in a strided loop, in each
+// pass (at most one pair per thread); kPer > 0: a thread's pairs (at most kPer) are looked up
+// once, every load in flight together, and both passes reuse them (the loop pays two dependent
 // round trips, id and map, per pair and pass: 8.2 us at 2048 pairs in v22's ncu).
 constexpr int kNoPair = -2;  // kPer's unused slots (-1: a skipped pair)
+constexpr int kOneCtaPerThread = 8;
+static_assert(kSingleCtaPairs <= int64_t{kOneCtaPerThread} * kMaxThreads, "one CTA's threads hold its pairs");
 template <int kPer>
 __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p) {
   __shared__ int s_count[kMaxExperts];
   __shared__ int s_cursor[kMaxExperts];
   __shared__ int s_warp[33];
-  __shared__ int s_skipped[kSingleCtaPairs];
+  __shared__ int s_skipped[kZeroSkippedMaxPairs];
   __shared__ int s_nskipped;
   const int tid = threadIdx.x;
   const int threads = blockDim.x;
@@ -247,17 +250,18 @@ __global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParam
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool beside_predecessor) {
   if (p.num_experts <= 0 || p.num_experts > kMaxExperts) return cudaErrorInvalidValue;
   // Skipped rows are zeroed by the one-CTA kernel only (its CTA lists them).
-  if (p.skipped_rows != nullptr && (p.pairs > kSingleCtaPairs || p.skipped_row_bytes <= 0 || p.skipped_row_bytes % 16 != 0 ||
-                                    reinterpret_cast<uintptr_t>(p.skipped_rows) % 16 != 0)) {
+  if (p.skipped_rows != nullptr &&
+      (p.pairs > kZeroSkippedMaxPairs || p.skipped_row_bytes <= 0 || p.skipped_row_bytes % 16 != 0 ||
+       reinterpret_cast<uintptr_t>(p.skipped_rows) % 16 != 0)) {
     return cudaErrorInvalidValue;
   }
-  const int threads = p.num_experts <= 256 ? 256 : kMaxThreads;
   if (p.pairs <= kSingleCtaPairs) {
-    // More than one pair per thread: the batched lookups (kSingleCtaPairs / 256 per thread).
-    constexpr int kPer = static_cast<int>(kSingleCtaPairs / 256);
-    return p.pairs > threads ? launch_maybe_pdl(beside_predecessor, align_tokens_kernel<kPer>, 1, threads, stream, p)
-                             : launch_maybe_pdl(beside_predecessor, align_tokens_kernel<0>, 1, threads, stream, p);
+    // More than one pair per thread: the batched lookups (at most kOneCtaPerThread each).
+    const int threads = p.num_experts <= 256 && p.pairs <= 256 * kOneCtaPerThread ? 256 : kMaxThreads;
+    if (p.pairs <= threads) return launch_maybe_pdl(beside_predecessor, align_tokens_kernel<0>, 1, threads, stream, p);
+    return launch_maybe_pdl(beside_predecessor, align_tokens_kernel<kOneCtaPerThread>, 1, threads, stream, p);
   }
+  const int threads = p.num_experts <= 256 ? 256 : kMaxThreads;
   if (p.block_counts == nullptr) return cudaErrorInvalidValue;
   const int64_t chunks = (p.pairs + kChunk - 1) / kChunk;
   if (chunks > 0x7fffffff) return cudaErrorInvalidValue;

@@ -443,6 +443,9 @@ TEST_P(DenseLayer, EdgeShapes) {
   GpuCase ep = custom(21, 32, 1024, 512, 4, "uniform");
   ep.ep_half = true;  // half the experts on another GPU
   run_case(ep);
+  GpuCase wide = custom(1000, 32, 256, 128, 4, "skewed");  // 4000 pairs: align's CTA of 1024 threads
+  wide.ep_half = true;
+  run_case(wide);
   GpuCase chunked = custom(1537, 32, 256, 128, 4, "skewed");  // 6148 pairs: multi-CTA align
   chunked.ep_half = true;
   run_case(chunked);
@@ -450,11 +453,13 @@ TEST_P(DenseLayer, EdgeShapes) {
   // skipped as -1 by align and the combine alike (first run in v25, on the H200: passes).
   ep.bad_map = true;
   run_case(ep);
+  wide.bad_map = true;
+  run_case(wide);
   chunked.bad_map = true;
   run_case(chunked);
   // Top-1: on small_m the down GEMV writes the output rows and align zeroes the skipped
   // tokens' rows (no combine) up to kTop1DirectMaxMappedTokens under an expert map; past it,
-  // and past one align CTA (the chunked kernels), the combine as for top-k.
+  // and past kZeroSkippedMaxPairs, the combine as for top-k.
   for (int64_t m : {kTop1DirectMaxMappedTokens, int64_t{21}, int64_t{2500}}) {
     GpuCase one = custom(m, 32, 512, 256, 1, "uniform");
     one.ep_half = true;
