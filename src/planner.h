@@ -134,7 +134,7 @@ int64_t grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_row
 /// where k is at most kFp8DownShortMaxK. Measured per GEMM (v35, fp8_channel, one binary, two
 /// rounds, the layer's time with only that GEMM on 64-row tiles / both on 128,
 /// bench/results/h200/v35/): GEMM1 r = 64 DeepSeek-V3 TP8 0.983, Mixtral 0.980, Qwen3 0.972,
-/// Scout / Qwen2 1.006; r = 128 1.003-1.032 but Mixtral 0.943; r = 256 1.000-1.074. GEMM2
+/// Scout / Qwen2 1.006; r = 128 0.994-1.032 but Mixtral 0.943; r = 256 1.000-1.074. GEMM2
 /// (k = I) r = 64 / 128 / 256: Qwen3 (768) 0.943 / 0.958 / 0.978, Qwen2 (640) 0.957 / 0.965 /
 /// 0.982 (r = 512 1.002), Scout (1024) 0.965 / 0.976 / 0.979, DeepSeek (256) 0.964 / 1.010;
 /// Mixtral (k = 14336) 1.035 / 0.995 / 1.026 (r = 512 / 1024 1.075 / 1.111).

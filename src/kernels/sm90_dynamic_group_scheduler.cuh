@@ -134,8 +134,8 @@ class DynamicGroupScheduler
 // dynamic scheduler.
 // The unswapped bf16/fp16 128 x 256 x 64 tile keeps CUTLASS's: there the dynamic one lost
 // 0.4-4.3% at 6 of 15 bench points (Mixtral M = 1024, and M = 4096 but on Mixtral) and won
-// 0.5-2% at the others (v32). The unswapped bf16/fp16 64 x 256 x 64 tile (v34) and FP8 tile
-// (128 x 128 x 128) keep it too (not tried).
+// 0.5-2% at the others (v32). The unswapped bf16/fp16 64 x 256 x 64 tile (v34) and FP8 tiles
+// (128 x 128 x 128, and 64 x 128 x 128 from v35) keep it too (not tried).
 namespace cutlass::gemm::kernel::detail {
 template <class ClusterShape>
 struct TileSchedulerSelector<GroupScheduler, arch::Sm90, cute::Shape<cute::_128, cute::_64, cute::_64>, ClusterShape, 8u,

@@ -296,8 +296,9 @@ class GatedActEpilogue {
 
 // kTileM: the tile's M of the bf16/fp16 kernels: with swapped operands weight rows, 128 or 256
 // (planner.h, swapped_tile_rows); else token rows, 128 (cooperative: the two consumer warp
-// groups split the tile) or 64 (pingpong: each its own 64 x 256 tile; grouped_tile_rows). The
-// FP8 families have one tile shape each.
+// groups split the tile) or 64 (pingpong: each its own 64 x 256 tile; grouped_tile_rows); and
+// of the unswapped epilogue-scaled FP8 family, 128 (cooperative) or 64 (pingpong, 64 x 128 x 128;
+// fp8_grouped_tile_rows). The other FP8 families have one tile shape each.
 template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false, bool kGatedOut = false,
           int kTileM = 128>
 struct GroupedGemm {

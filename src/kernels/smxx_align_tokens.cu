@@ -128,6 +128,7 @@ __device__ __forceinline__ void load_experts(const AlignParams& p, int64_t base,
 constexpr int kNoPair = -2;  // kPer's unused slots (-1: a skipped pair)
 constexpr int kOneCtaPerThread = 8;
 static_assert(kSingleCtaPairs <= int64_t{kOneCtaPerThread} * kMaxThreads, "one CTA's threads hold its pairs");
+static_assert(kZeroSkippedMaxPairs <= kSingleCtaPairs, "only the one-CTA kernel zeroes skipped rows");
 template <int kPer>
 __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p) {
   __shared__ int s_count[kMaxExperts];

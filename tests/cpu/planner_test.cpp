@@ -57,6 +57,10 @@ TEST(Planner, ChunkedAlignScratchAboveOneCta) {
   WorkspaceLayout ws;
   ASSERT_TRUE(plan_workspace(inputs(256, 64, 64, 128, 8, false), QuantParams(), KernelPath::kSmallM, 0, &ws).ok());
   EXPECT_EQ(ws.find("align_chunk_counts"), nullptr);  // 2048 pairs: one CTA
+  ASSERT_TRUE(plan_workspace(inputs(512, 64, 64, 128, 8, false), QuantParams(), KernelPath::kSmallM, 0, &ws).ok());
+  EXPECT_EQ(ws.find("align_chunk_counts"), nullptr);  // 4096 pairs (kSingleCtaPairs): one CTA
+  ASSERT_TRUE(plan_workspace(inputs(513, 64, 64, 128, 8, false), QuantParams(), KernelPath::kSmallM, 0, &ws).ok());
+  EXPECT_EQ(ws.find("align_chunk_counts")->bytes, 3u * 128u * 4u);  // 4104 pairs: 3 chunks x E
   ASSERT_TRUE(plan_workspace(inputs(4096, 64, 64, 128, 8, false), QuantParams(), KernelPath::kSmallM, 0, &ws).ok());
   EXPECT_EQ(ws.find("align_chunk_counts")->bytes, 16u * 128u * 4u);  // 32768 pairs: 16 chunks x E
 }
@@ -347,7 +351,7 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
 TEST(Planner, TopOneWritesTheOutputFromTheDownGemv) {
   EXPECT_TRUE(top1_direct_output(make_shape(1, 5120, 8192, 16, 1), false));
   EXPECT_TRUE(top1_direct_output(make_shape(2048, 5120, 8192, 16, 1), false));
-  EXPECT_FALSE(top1_direct_output(make_shape(2049, 5120, 8192, 16, 1), false));  // past one align CTA
+  EXPECT_FALSE(top1_direct_output(make_shape(2049, 5120, 8192, 16, 1), false));  // past kZeroSkippedMaxPairs
   EXPECT_TRUE(top1_direct_output(make_shape(kTop1DirectMaxMappedTokens, 5120, 8192, 16, 1), true));
   EXPECT_FALSE(top1_direct_output(make_shape(kTop1DirectMaxMappedTokens + 1, 5120, 8192, 16, 1), true));
   EXPECT_FALSE(top1_direct_output(make_shape(1, 4096, 14336, 8, 2), false));  // top-2 sums its slots
