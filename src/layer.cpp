@@ -530,7 +530,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
       g.num_groups = s.num_experts;
       g.expert_offsets = al.expert_offsets;
       g.n = w.n;
-      g.k = w13 ? s.hidden : s.inter;
+      g.k = projection_cols(s, which);
       g.a = a8;
       g.b = w.w;
       g.d = w13 ? gate_up : rows;
@@ -617,7 +617,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     const bool w13 = which == Projection::kW13;
     kernels::GroupedGemmParams g = gp;
     g.n = projection_rows(s, which);
-    g.k = w13 ? s.hidden : s.inter;
+    g.k = projection_cols(s, which);
     g.a = a;
     g.d = d;
     g.num_groups = s.num_experts;

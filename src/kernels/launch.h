@@ -392,8 +392,7 @@ struct GroupedGemmParams {
   int32_t arrays_set = -1;
 };
 // One instantiation per dtype (and, for FP8, weight-scale granularity), operand order (swap:
-// sm90_grouped_gemm.cuh's swapped operands) and, for bf16/fp16, tile height; the inline
-// dispatchers pick it.
+// sm90_grouped_gemm.cuh's swapped operands) and tile height; the inline dispatchers pick it.
 #define FUSEDMOE_DECLARE_GROUPED_GEMM(name)                                     \
   size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count);           \
   cudaError_t launch_##name(const GroupedGemmParams& p, cudaStream_t stream);    \
