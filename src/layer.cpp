@@ -215,7 +215,7 @@ kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath pat
     const bool block_scales = !fp8_epilogue_scales(q);
     const int64_t k = projection_cols(s, which);
     const int64_t tile_m =
-        swap || block_scales ? 128 : fp8_grouped_tile_rows(s.m * s.topk, s.num_experts, n, k, w13, sms);
+        swap ? 128 : fp8_grouped_tile_rows(s.m * s.topk, s.num_experts, n, k, w13, block_scales, sms);
     return kernels::fp8_grouped_gemm_entry(elem, block_scales, swap, static_cast<int>(tile_m));
   }
   const bool gated = w13 && gemm1_gated(*args.weights);

@@ -126,9 +126,10 @@ inline constexpr int64_t kOneWaveMaxRows = 96;
 inline constexpr int64_t kGateUpTallMinRows = 256;
 int64_t grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_rows, bool gate_up, int64_t sm_count);
 
-/// The same for the unswapped epilogue-scaled FP8 GEMMs (per-tensor / per-channel weights;
-/// 128 x 128 x 128 cooperative or 64 x 128 x 128 pingpong; block scales: always 128), per GEMM
-/// from r, the weight rows n and the reduction length k: 128 where the 128-row tiles fit one
+/// The same for the unswapped FP8 GEMMs (128 x 128 x 128 cooperative or 64 x 128 x 128
+/// pingpong), per GEMM from r, the weight rows n, the reduction length k and the scaling
+/// (block_scales: 128 x 128 weight blocks in the mainloop, else per-tensor / per-channel
+/// weights in the epilogue). Epilogue scales: 128 where the 128-row tiles fit one
 /// wave (weight tiles of 128 columns, as above); else 64 for GEMM1 (gate/up) up to
 /// kFp8GateUpShortMaxRows rows per expert, and for GEMM2 (down) up to kFp8DownShortMaxRows
 /// where k is at most kFp8DownShortMaxK. Measured per GEMM (v35, fp8_channel, one binary, two
@@ -138,11 +139,19 @@ int64_t grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_row
 /// (k = I) r = 64 / 128 / 256: Qwen3 (768) 0.943 / 0.958 / 0.978, Qwen2 (640) 0.957 / 0.965 /
 /// 0.982 (r = 512 1.002), Scout (1024) 0.965 / 0.976 / 0.979, DeepSeek (256) 0.964 / 1.010;
 /// Mixtral (k = 14336) 1.035 / 0.995 / 1.026 (r = 512 / 1024 1.075 / 1.111).
+/// Block scales: the same one-wave test; then 64 for GEMM2 only, up to kFp8BlockDownShortMaxRows
+/// rows per expert where k is at most kFp8DownShortMaxK. Measured per GEMM (v36, fp8_block, as
+/// above): GEMM2 r = 64 DeepSeek-V3 TP8 0.986, Scout 0.991, Qwen2 0.982, Qwen3 0.984; r = 128
+/// 0.979-1.007 (Scout 0.979, Qwen2 1.002, Qwen3 1.006, DeepSeek 1.007), r = 256 1.002-1.030;
+/// Mixtral 1.029 at r = 64. GEMM1 r = 64 DeepSeek 0.983, Qwen3 1.002, Mixtral 1.004, Scout
+/// 1.018, Qwen2 1.021; Mixtral r = 128 / 256 / 512 / 1024 0.929 / 0.944 / 1.065 / 1.147, the
+/// other shapes at r >= 128 1.001-1.097: 128 (Mixtral's gains left out with the losses).
 inline constexpr int64_t kFp8GateUpShortMaxRows = 96;
 inline constexpr int64_t kFp8DownShortMaxRows = 256;
+inline constexpr int64_t kFp8BlockDownShortMaxRows = 96;
 inline constexpr int64_t kFp8DownShortMaxK = 4096;
 int64_t fp8_grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_rows, int64_t k, bool gate_up,
-                              int64_t sm_count);
+                              bool block_scales, int64_t sm_count);
 
 /// Whether sm90_fp8_grouped_gemm takes these FP8 weights: per-tensor, per-channel, or block
 /// scales of 128 x 128 (its scale block; DeepSeek-V3's).

@@ -421,6 +421,8 @@ FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_m64)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_swap)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block_m64)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block_m64)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block_swap)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block_swap)
 #undef FUSEDMOE_DECLARE_GROUPED_GEMM
@@ -476,11 +478,15 @@ inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated, in
 /// else the scales, which do not vary along k, applied once in the epilogue (per-row
 /// activation scales, the checkpoint's per-column or per-expert weight scales). k a multiple
 /// of 16, n of 8.
-/// tile_m: 64 or 128 token rows per tile of the unswapped epilogue-scaled kernels (planner.h,
-/// fp8_grouped_tile_rows); 128 for the others.
+/// tile_m: 64 or 128 token rows per tile of the unswapped kernels (planner.h,
+/// fp8_grouped_tile_rows); 128 for the swapped ones.
 inline GroupedGemmEntry fp8_grouped_gemm_entry(ElemType out, bool block_scales, bool swap, int tile_m) {
   const bool bf16 = out == ElemType::kBF16;
-  if (!block_scales && !swap && tile_m == 64) {
+  if (!swap && tile_m == 64) {
+    if (block_scales) {
+      return bf16 ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_block_m64)
+                  : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_block_m64);
+    }
     return bf16 ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_epi_m64)
                 : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_epi_m64);
   }

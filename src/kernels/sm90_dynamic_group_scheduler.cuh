@@ -135,7 +135,10 @@ class DynamicGroupScheduler
 // The unswapped bf16/fp16 128 x 256 x 64 tile keeps CUTLASS's: there the dynamic one lost
 // 0.4-4.3% at 6 of 15 bench points (Mixtral M = 1024, and M = 4096 but on Mixtral) and won
 // 0.5-2% at the others (v32). The unswapped bf16/fp16 64 x 256 x 64 tile (v34) and FP8 tiles
-// (128 x 128 x 128, and 64 x 128 x 128 from v35) keep it too (not tried).
+// (128 x 128 x 128 and 64 x 128 x 128) keep it too: with the dynamic one on every tile shape
+// (v36) bf16 was 1.6-10.8% slower at each of 10 unswapped bench points, fp8_channel 0.4-4.1%
+// slower at 9 of 10.
+// Claims of 2-8 consecutive tiles (fewer expert changes per CTA) were slower still (v36).
 namespace cutlass::gemm::kernel::detail {
 template <class ClusterShape>
 struct TileSchedulerSelector<GroupScheduler, arch::Sm90, cute::Shape<cute::_128, cute::_64, cute::_64>, ClusterShape, 8u,

@@ -22,7 +22,8 @@
 //    per-expert pointers; the weights' vector may be one scalar per expert): the activation
 //    scales are the first 128-k block of SFA below, the weight scales the checkpoint's.
 //  - FP8 e4m3 A and B with DeepSeek's scales (kScaleN = 128: 128 x 128 weight blocks, 1 x 128
-//    activation groups): 128 x 128 x 128 tiles, CUTLASS's blockwise-scaled mainloop: each
+//    activation groups): 128 x 128 x 128 tiles (or 64 x 128 x 128 pingpong:
+//    fp8_grouped_tile_rows), CUTLASS's blockwise-scaled mainloop: each
 //    128-k block's wgmma sums are promoted into fp32 accumulators times
 //    sa[row, kb] * sb[n / kScaleN, kb]. Both scale tensors are MN-major per expert (CUTLASS's
 //    layout for sm_90): SFA [kb][rows_e] from sfa + row0 * kbs, SFB [kb][ceil(n / kScaleN)]
@@ -79,7 +80,6 @@ using ClusterShape = cute::Shape<cute::_1, cute::_1, cute::_1>;
 // other's mainloop) instead of sharing each tile (cooperative).
 template <typename ElementAB, int kScaleM, int kScaleN, typename TileShape, int kCarveout, bool kPingpong>
 struct Mainloop {  // FP8 with blockwise scales
-  static_assert(!kPingpong, "the block-scaled mainloop is cooperative");
   static constexpr int kAlignment = 16 / sizeof(ElementAB);
   using ScaleConfig = cutlass::detail::Sm90BlockwiseScaleConfig<kScaleM, kScaleN, 128>;
   using LayoutSFA = decltype(ScaleConfig::deduce_layoutSFA());
@@ -88,7 +88,8 @@ struct Mainloop {  // FP8 with blockwise scales
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementAB, cute::tuple<LayoutA*, LayoutSFA*>, kAlignment,
       ElementAB, cute::tuple<LayoutB*, LayoutSFB*>, kAlignment, float, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<kCarveout>,
-      cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperativeFP8BlockScaledAccum>::CollectiveOp;
+      std::conditional_t<kPingpong, cutlass::gemm::KernelPtrArrayTmaWarpSpecializedPingpongFP8BlockScaledAccum,
+                         cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperativeFP8BlockScaledAccum>>::CollectiveOp;
 };
 template <typename ElementAB, typename TileShape, int kCarveout, bool kPingpong>
 struct Mainloop<ElementAB, 0, 0, TileShape, kCarveout, kPingpong> {  // bf16/fp16, FP8 scaled in the epilogue
@@ -297,8 +298,8 @@ class GatedActEpilogue {
 // kTileM: the tile's M of the bf16/fp16 kernels: with swapped operands weight rows, 128 or 256
 // (planner.h, swapped_tile_rows); else token rows, 128 (cooperative: the two consumer warp
 // groups split the tile) or 64 (pingpong: each its own 64 x 256 tile; grouped_tile_rows); and
-// of the unswapped epilogue-scaled FP8 family, 128 (cooperative) or 64 (pingpong, 64 x 128 x 128;
-// fp8_grouped_tile_rows). The other FP8 families have one tile shape each.
+// of the unswapped FP8 families (epilogue or block scales), 128 (cooperative) or 64 (pingpong,
+// 64 x 128 x 128; fp8_grouped_tile_rows). The swapped FP8 families have one tile shape each.
 template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false, bool kGatedOut = false,
           int kTileM = 128>
 struct GroupedGemm {
@@ -308,6 +309,7 @@ struct GroupedGemm {
   static constexpr bool kFp8 = kScaled || kEpilogueScaled;
   static constexpr bool kSwap = kSwapOperands;
   static constexpr int kScaleK = 128;
+  static constexpr int kScaleNArg = kScaleN;  // the family, for instantiations of its other heights
   using ElemAB = ElementAB;
   using ElemD = ElementD;
   using ProblemShape = cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>;
@@ -325,9 +327,10 @@ struct GroupedGemm {
   // M = 64-1024 on three of the bench shapes, 0-1.3% slower on Mixtral and Scout (v23). Unswapped, it
   // needs 64 x 128 tiles (two promoted accumulator sets of a 128 x 128 tile spill), which
   // lost up to 35% at M = 4096 (v23); v35 gives it 64-row tiles per GEMM only where they pay
-  // (fp8_grouped_tile_rows). And for the bf16/fp16 64-row tiles: each warp group's 64 x 256
-  // accumulator is the atom it holds under cooperative, the gated epilogue unchanged.
-  static constexpr bool kPingpong = (kEpilogueScaled && kSwap) || (!kScaled && !kSwap && kTileM == 64);
+  // (fp8_grouped_tile_rows), v36 to the block-scaled family's GEMM2 too (168 registers, no
+  // spills). And for the bf16/fp16 64-row tiles: each warp group's 64 x 256 accumulator is the
+  // atom it holds under cooperative, the gated epilogue unchanged.
+  static constexpr bool kPingpong = (kEpilogueScaled && kSwap) || (!kSwap && kTileM == 64);
   using Scales = EpilogueScales<TileShape, ElementD>;
   // The other families: the epilogue builder's default fusion (D = acc, no source).
   using Fusion = std::conditional_t<kEpilogueScaled, typename Scales::Callbacks,
@@ -364,8 +367,8 @@ struct GroupedGemm {
   // per-expert arrays through its types for both GEMMs of a layer (the gated GEMM1 reads the
   // same fields at the same offsets, and ignores D's).
   using Plain = GroupedGemm<ElementAB, ElementD, kScaleN, kSwapOperands, false, kTileM>;
-  static_assert(kTileM == 128 || (!kFp8 && kTileM == (kSwap ? 256 : 64)) || (kEpilogueScaled && !kSwap && kTileM == 64),
-                "other tile heights: bf16/fp16, and 64 rows for the unswapped epilogue-scaled FP8 family");
+  static_assert(kTileM == 128 || (!kFp8 && kTileM == (kSwap ? 256 : 64)) || (kFp8 && !kSwap && kTileM == 64),
+                "other tile heights: bf16/fp16, and 64 rows for the unswapped FP8 families");
 
   // Per-expert argument arrays, carved from the workspace in this order.
   struct Arrays {
@@ -574,11 +577,10 @@ cudaError_t setup_pair(const GroupedGemmParams& gemm1, const GroupedGemmParams& 
   using P = typename G::Plain;
   // A gated GEMM ignores D's fields, so its StrideD needs only the plain one's size.
   static_assert(kSameArrays<G, P>, "a gated GEMM reads its arrays where its plain instantiation writes them");
-  if constexpr (!G::kScaled && !(G::kFp8 && G::kSwap)) {  // the families with two tile heights
+  if constexpr (!(G::kFp8 && G::kSwap)) {  // the families with two tile heights
     // Either tile height's entry sets up both GEMMs (run_grouped picks the height per GEMM).
-    constexpr int kScaleN = G::kEpilogueScaled ? kEpilogueScales : 0;
-    using Tall = GroupedGemm<typename G::ElemAB, typename G::ElemD, kScaleN, G::kSwap, false, 128>;
-    using Other = GroupedGemm<typename G::ElemAB, typename G::ElemD, kScaleN, G::kSwap, false, G::kSwap ? 256 : 64>;
+    using Tall = GroupedGemm<typename G::ElemAB, typename G::ElemD, G::kScaleNArg, G::kSwap, false, 128>;
+    using Other = GroupedGemm<typename G::ElemAB, typename G::ElemD, G::kScaleNArg, G::kSwap, false, G::kSwap ? 256 : 64>;
     static_assert(kSameArrays<Tall, Other> && std::is_same_v<typename Tall::StrideD, typename Other::StrideD>,
                   "the tile heights of one operand order share the per-expert arrays' layout");
   }

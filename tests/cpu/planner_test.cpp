@@ -289,29 +289,39 @@ TEST(Planner, GroupedTileRowsPerGemm) {
 }
 
 TEST(Planner, Fp8GroupedTileRowsPerGemm) {
-  // The unswapped epilogue-scaled FP8 GEMMs: weight tiles of 128 columns in the one-wave test;
+  // The unswapped FP8 GEMMs, epilogue scales first: weight tiles of 128 columns in the one-wave test;
   // GEMM1 on 64 rows up to kFp8GateUpShortMaxRows per expert, GEMM2 up to kFp8DownShortMaxRows
   // where k <= kFp8DownShortMaxK.
   constexpr int64_t kSms = 132;
   const int64_t r1 = kFp8GateUpShortMaxRows, r2 = kFp8DownShortMaxRows;
-  EXPECT_EQ(fp8_grouped_tile_rows(128 * 64, 128, 1536, 2048, true, kSms), 64);  // Qwen3 M = 1024 GEMM1
-  EXPECT_EQ(fp8_grouped_tile_rows(128 * 64, 128, 2048, 768, false, kSms), 64);  // and GEMM2
-  EXPECT_EQ(fp8_grouped_tile_rows(128 * 128, 128, 1536, 2048, true, kSms), 128);  // M = 2048
-  EXPECT_EQ(fp8_grouped_tile_rows(128 * 128, 128, 2048, 768, false, kSms), 64);
-  EXPECT_EQ(fp8_grouped_tile_rows(64 * r1, 64, 1280, 3584, true, kSms), 64);
-  EXPECT_EQ(fp8_grouped_tile_rows(64 * (r1 + 1), 64, 1280, 3584, true, kSms), 128);
-  EXPECT_EQ(fp8_grouped_tile_rows(64 * r2, 64, 3584, 640, false, kSms), 64);
-  EXPECT_EQ(fp8_grouped_tile_rows(64 * (r2 + 1), 64, 3584, 640, false, kSms), 128);
+  EXPECT_EQ(fp8_grouped_tile_rows(128 * 64, 128, 1536, 2048, true, false, kSms), 64);  // Qwen3 M = 1024 GEMM1
+  EXPECT_EQ(fp8_grouped_tile_rows(128 * 64, 128, 2048, 768, false, false, kSms), 64);  // and GEMM2
+  EXPECT_EQ(fp8_grouped_tile_rows(128 * 128, 128, 1536, 2048, true, false, kSms), 128);  // M = 2048
+  EXPECT_EQ(fp8_grouped_tile_rows(128 * 128, 128, 2048, 768, false, false, kSms), 64);
+  EXPECT_EQ(fp8_grouped_tile_rows(64 * r1, 64, 1280, 3584, true, false, kSms), 64);
+  EXPECT_EQ(fp8_grouped_tile_rows(64 * (r1 + 1), 64, 1280, 3584, true, false, kSms), 128);
+  EXPECT_EQ(fp8_grouped_tile_rows(64 * r2, 64, 3584, 640, false, false, kSms), 64);
+  EXPECT_EQ(fp8_grouped_tile_rows(64 * (r2 + 1), 64, 3584, 640, false, false, kSms), 128);
   // Mixtral's GEMM2 (k = 14336) stays on 128 at every r; its GEMM1 takes 64 at r = 64.
-  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 4096, 14336, false, kSms), 128);
-  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 4096, kFp8DownShortMaxK, false, kSms), 64);
-  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 28672, 4096, true, kSms), 64);
+  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 4096, 14336, false, false, kSms), 128);
+  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 4096, kFp8DownShortMaxK, false, false, kSms), 64);
+  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 28672, 4096, true, false, kSms), 64);
   // One wave: 8 experts x 16 tiles of 128 columns (n = 2048) fit 132 SMs, x 17 do not.
-  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 2048, 1024, true, kSms), 128);
-  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 2048 + 1, 1024, true, kSms), 64);
-  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 2048, 1024, false, kSms), 128);
-  EXPECT_EQ(fp8_grouped_tile_rows(8 * (kOneWaveMaxRows + 1), 8, 2048, 1024, false, kSms), 64);
-  EXPECT_EQ(fp8_grouped_tile_rows(0, 8, 2048, 1024, true, kSms), 128);
+  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 2048, 1024, true, false, kSms), 128);
+  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 2048 + 1, 1024, true, false, kSms), 64);
+  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 2048, 1024, false, false, kSms), 128);
+  EXPECT_EQ(fp8_grouped_tile_rows(8 * (kOneWaveMaxRows + 1), 8, 2048, 1024, false, false, kSms), 64);
+  EXPECT_EQ(fp8_grouped_tile_rows(0, 8, 2048, 1024, true, false, kSms), 128);
+  // Block scales: GEMM1 on 128 rows at every r; GEMM2 on 64 up to kFp8BlockDownShortMaxRows
+  // where k <= kFp8DownShortMaxK, past the same one-wave test.
+  const int64_t rb = kFp8BlockDownShortMaxRows;
+  EXPECT_EQ(fp8_grouped_tile_rows(256 * 64, 256, 512, 7168, true, true, kSms), 128);  // DeepSeek-V3 TP8 M = 2048
+  EXPECT_EQ(fp8_grouped_tile_rows(256 * 64, 256, 7168, 256, false, true, kSms), 64);
+  EXPECT_EQ(fp8_grouped_tile_rows(128 * rb, 128, 2048, 768, false, true, kSms), 64);
+  EXPECT_EQ(fp8_grouped_tile_rows(128 * (rb + 1), 128, 2048, 768, false, true, kSms), 128);
+  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 4096, 14336, false, true, kSms), 128);  // Mixtral
+  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 2048, 1024, false, true, kSms), 128);  // one wave
+  EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 2048 + 1, 1024, false, true, kSms), 64);
 }
 
 TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {

@@ -945,6 +945,12 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   f.act = DType::kFP16;
   run_fp8_case(f, channel);
   run_fp8_case(f, fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerToken));
+  // Block scales: GEMM2 on 64 rows beside GEMM1 on 128 (r = 19, 300 rows on expert 0; 32
+  // experts x 8 weight tiles), fp16 out, and a partial last k block (I = 1104: 8 x 128 + 80;
+  // 16 experts x 16 tiles).
+  run_fp8_case(custom(300, 32, 1024, 512, 2, "one_expert"), block);
+  run_fp8_case(f, block);
+  run_fp8_case(custom(150, 16, 2048, 1104, 2, "skewed"), block);
 }
 
 // The planner's one-wave split rule (kDenseSplitRule) counts kGemvCtasPerSm resident CTAs per
