@@ -202,8 +202,8 @@ bool gemm1_gated(const PreparedWeights& w) { return grouped_fuses_activation(w.q
 // The grouped GEMM instantiation that serves projection `which` of these weights on `path` (a
 // grouped path) on `sms` SMs: GEMM1 with the activation in its epilogue where
 // grouped_fuses_activation says, the tile's height by swapped_tile_rows (swapped bf16/fp16
-// operands), grouped_tile_rows (unswapped bf16/fp16) or fp8_grouped_tile_rows (unswapped FP8
-// with epilogue scales).
+// operands), grouped_tile_rows (unswapped bf16/fp16) or fp8_grouped_tile_rows (unswapped FP8;
+// with block scales GEMM2 only).
 kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath path, Projection which, int32_t sms) {
   const kernels::ElemType elem = elem_type(args.inputs.act_dtype);
   const bool swap = path == KernelPath::kGroupedSwapped;
