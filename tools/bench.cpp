@@ -281,10 +281,16 @@ int bench_main(const BenchOptions& opt) {
     const Rooflines roof =
         measure_rooflines(stream, flush.get(), flush_bytes, dev.sm_count, precision.quant.act_quant != ActQuant::kNone);  // FP8: e4m3 GEMMs
     const BuildInfo b = build_info();
-    std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s; path %s%s%s\n", dev.name.c_str(),
+    std::string synthetic;  // routings not from the models' routers (--routing), named in the header
+    for (const ShapeSpec& spec : opt.shapes) {
+      if (!spec.routing.from_logits && synthetic.find(spec.routing.name) == std::string::npos) {
+        synthetic += (synthetic.empty() ? "; synthetic routing " : ", ") + spec.routing.name;
+      }
+    }
+    std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; precision %s; path %s%s%s%s\n", dev.name.c_str(),
                 dev.sm_count, b.git_revision.c_str(), b.cuda_version.c_str(), precision.name.c_str(), to_string(opt.path),
                 opt.split_k.forced() ? ("; split_k " + opt.split_k.to_string() + " (small_m points)").c_str() : "",
-                opt.dense_in_place ? "; dense weights in place (checkpoint order)" : "");
+                opt.dense_in_place ? "; dense weights in place (checkpoint order)" : "", synthetic.c_str());
     std::printf("rooflines (this run): read %.2f TB/s (4 GiB, 16-byte loads), dense %s matmul %.0f TFLOP/s "
                 "(cuBLAS 8192^3)\n",
                 roof.read_tbs, roof.matmul_kind, roof.matmul_tfs);
@@ -336,13 +342,20 @@ int bench_main(const BenchOptions& opt) {
       for (int64_t m : opt.batch_sizes) {
         shape.m = m;
         ref::LayerData d;
-        st = ref::make_random_inputs(shape, precision.act_dtype, ref::RoutingMode::kRouter, 11 + m, &d);
+        // The shape's model routing from random logits, or a synthetic one (--routing; balanced:
+        // the same pairs on every expert) as the ids and weights themselves.
+        st = ref::make_random_inputs(shape, precision.act_dtype, synthetic_routing_mode(spec.routing), 11 + m, &d);
         if (!st.ok()) throw CudaFailure{st.message()};
-        RoutingConfig cfg = spec.routing.config;
-        cfg.correction_bias = spec.routing.use_correction_bias ? d.correction_bias.data() : nullptr;
         ref::Routing routing;
-        st = ref::route(shape, cfg, DType::kFP32, d.router_logits.data(), &routing);
-        if (!st.ok()) throw CudaFailure{st.message()};
+        if (spec.routing.from_logits) {
+          RoutingConfig cfg = spec.routing.config;
+          cfg.correction_bias = spec.routing.use_correction_bias ? d.correction_bias.data() : nullptr;
+          st = ref::route(shape, cfg, DType::kFP32, d.router_logits.data(), &routing);
+          if (!st.ok()) throw CudaFailure{st.message()};
+        } else {
+          routing.ids = d.topk_ids;
+          routing.weights = d.topk_weights;
+        }
         const std::set<int32_t> hit(routing.ids.begin(), routing.ids.end());
         d.inputs.apply_router_weight_on_input = spec.routing.weight_on_input;
         st = layer.set_inputs(d.inputs, &routing, opt.path, opt.split_k);

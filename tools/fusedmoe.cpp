@@ -49,7 +49,8 @@ const char* kUsage =
     "                            w4a16_gptq, w4a16_gptq_zp, w4a16_gptq_actorder, w8a16_gptq,\n"
     "                            w4a16_awq, w4a16_wna16, w8a16_wna16 (aliases fp8, w4a16, w8a16)\n"
     "  --routing NAME            the model's routing by default (softmax_topk_renormalize for an\n"
-    "                            explicit shape); also uniform, skewed, one_expert\n"
+    "                            explicit shape); also uniform, skewed, one_expert, balanced\n"
+    "                            (token t's slot s on expert (t * topk + s) mod E)\n"
     "  --activation NAME         silu (default), gelu, gelu_tanh\n"
     "  --seed N                  random seed (default 1)\n"
     "  --path P                  auto (default), small_m, grouped_gemm or grouped_swapped: force a path\n"
@@ -61,6 +62,7 @@ const char* kUsage =
     "  --shape A,B               bench shapes (default: all)\n"
     "  --m 1,2,4                 batch sizes (default: the shapes file's, up to 4096)\n"
     "  --precision NAME          as for check (default bf16)\n"
+    "  --routing NAME            as for check (default: each shape's model routing)\n"
     "  --csv PATH                also write the rows as CSV\n"
     "  --json PATH               also write the run (context, rooflines, points) as JSON\n"
     "  --seconds S               time per point (default 0.05; longer runs meet the power cap)\n"
@@ -189,6 +191,15 @@ int cmd_shapes(const Args& args) {
   return kExitOk;
 }
 
+// --routing NAME in place of a shape's routing (its grouped routing's n_group, topk_group and
+// scale kept for sigmoid_grouped_topk).
+fm::Status routing_option(const Args& args, ft::RoutingSetup* routing) {
+  if (!args.options.count("routing")) return fm::Status();
+  const ft::RoutingSetup model_routing = *routing;
+  return ft::routing_from_name(args.options.at("routing"), model_routing.config.n_group,
+                               model_routing.config.topk_group, model_routing.config.routed_scaling_factor, routing);
+}
+
 int cmd_check(const Args& args) {
   static const char* kKnown[] = {"shape", "E", "H", "I", "topk", "m", "precision", "routing",
                                  "activation", "seed", "shapes-file", "path", "split-k"};
@@ -232,13 +243,7 @@ int cmd_check(const Args& args) {
   } else {
     return usage_error("check: give --shape NAME or --E --H --I --topk");
   }
-  if (args.options.count("routing")) {
-    const ft::RoutingSetup model_routing = spec.routing;
-    const fm::Status st = ft::routing_from_name(args.options.at("routing"), model_routing.config.n_group,
-                                                model_routing.config.topk_group,
-                                                model_routing.config.routed_scaling_factor, &spec.routing);
-    if (!st.ok()) return status_error(st);
-  }
+  if (const fm::Status st = routing_option(args, &spec.routing); !st.ok()) return status_error(st);
   int64_t m, seed;
   ft::SplitK split_k;
   if (!int_option(args, "m", 16, 0, int64_t{1} << 31, &m, &error) ||
@@ -266,10 +271,7 @@ int cmd_check(const Args& args) {
   fm::ProblemShape shape = spec.shape;
   shape.m = m;
   const std::string routing_mode = spec.routing.name;
-  const fusedmoe::ref::RoutingMode mode = !spec.routing.from_logits ? (routing_mode == "skewed" ? fusedmoe::ref::RoutingMode::kSkewed
-                                                                      : routing_mode == "one_expert" ? fusedmoe::ref::RoutingMode::kOneExpert
-                                                                                                     : fusedmoe::ref::RoutingMode::kUniform)
-                                                                    : fusedmoe::ref::RoutingMode::kRouter;
+  const fusedmoe::ref::RoutingMode mode = ft::synthetic_routing_mode(spec.routing);
   std::printf("check: shape %s (E=%d H=%lld I=%lld topk=%d) m=%lld precision %s routing %s seed %lld path %s%s\n",
               spec.name.c_str(), shape.num_experts, static_cast<long long>(shape.hidden),
               static_cast<long long>(shape.inter), shape.topk, static_cast<long long>(m), precision.name.c_str(),
@@ -425,8 +427,8 @@ int cmd_bench(const Args& args) {
   (void)args;
   return usage_error("bench needs a CUDA build (this one is CPU-only)");
 #else
-  static const char* kKnown[] = {"shape", "m",           "precision", "csv",     "json",
-                                 "seconds", "shapes-file", "path",   "split-k", "dense-in-place"};
+  static const char* kKnown[] = {"shape",   "m",           "precision", "csv",     "json",          "seconds",
+                                 "routing", "shapes-file", "path",      "split-k", "dense-in-place"};
   for (const auto& kv : args.options) {
     bool known = false;
     for (const char* k : kKnown) known = known || kv.first == k;
@@ -444,6 +446,9 @@ int cmd_bench(const Args& args) {
     }
   } else {
     opt.shapes = file.shapes;
+  }
+  for (ft::ShapeSpec& spec : opt.shapes) {
+    if (const fm::Status rst = routing_option(args, &spec.routing); !rst.ok()) return status_error(rst);
   }
   if (args.options.count("m")) {
     for (const std::string& v : split_commas(args.options.at("m"))) {

@@ -40,15 +40,23 @@ Status routing_from_name(const std::string& name, int32_t n_group, int32_t topk_
     r.config.topk_group = topk_group;
     r.config.routed_scaling_factor = scale;
     r.use_correction_bias = true;
-  } else if (name == "uniform" || name == "skewed" || name == "one_expert") {
+  } else if (name == "uniform" || name == "skewed" || name == "one_expert" || name == "balanced") {
     r.from_logits = false;
   } else {
     return bad("routing", "softmax_topk, softmax_topk_renormalize, sigmoid_topk, sigmoid_topk_renormalize, "
-                          "sigmoid_topk_on_input, sigmoid_grouped_topk, uniform, skewed or one_expert",
+                          "sigmoid_topk_on_input, sigmoid_grouped_topk, uniform, skewed, one_expert or balanced",
                "'" + name + "'");
   }
   *out = r;
   return Status();
+}
+
+ref::RoutingMode synthetic_routing_mode(const RoutingSetup& routing) {
+  if (routing.from_logits) return ref::RoutingMode::kRouter;
+  if (routing.name == "skewed") return ref::RoutingMode::kSkewed;
+  if (routing.name == "one_expert") return ref::RoutingMode::kOneExpert;
+  if (routing.name == "balanced") return ref::RoutingMode::kBalanced;
+  return ref::RoutingMode::kUniform;
 }
 
 const ShapeSpec* ShapesFile::find(const std::string& name) const {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fusedmoe/moe.h"
+#include "fusedmoe_ref/synthetic.h"
 
 namespace fusedmoe::tools {
 
@@ -13,7 +14,7 @@ namespace fusedmoe::tools {
 /// logits; the synthetic ones place tokens directly.
 struct RoutingSetup {
   std::string name;
-  bool from_logits = true;           ///< false: synthetic topk ids (uniform, skewed, one_expert)
+  bool from_logits = true;           ///< false: synthetic topk ids (uniform, skewed, one_expert, balanced)
   RoutingConfig config;
   bool use_correction_bias = false;  ///< DeepSeek-V3 e_score_correction_bias
   bool weight_on_input = false;      ///< Llama-4: routed weight applied before the activation
@@ -21,10 +22,13 @@ struct RoutingSetup {
 
 /// Names: softmax_topk, softmax_topk_renormalize, sigmoid_topk, sigmoid_topk_renormalize,
 /// sigmoid_topk_on_input (Llama-4), sigmoid_grouped_topk (DeepSeek-V3: groups of n_group /
-/// topk_group, correction bias, renormalized, scaled), uniform, skewed, one_expert.
+/// topk_group, correction bias, renormalized, scaled), uniform, skewed, one_expert, balanced.
 /// n_group, topk_group and scale only matter for the grouped routing.
 Status routing_from_name(const std::string& name, int32_t n_group, int32_t topk_group, float scale,
                          RoutingSetup* out);
+/// The synthetic inputs' routing mode for a routing: kRouter for the model routings (from
+/// logits), else the synthetic mode of that name.
+ref::RoutingMode synthetic_routing_mode(const RoutingSetup& routing);
 
 struct ShapeSpec {
   std::string name;   ///< bench shape, e.g. deepseek_v3_tp8

@@ -393,6 +393,8 @@ Status make_random_inputs(const ProblemShape& shape, DType act_dtype, RoutingMod
       do {  // distinct experts per token, as every router gives
         if (mode == RoutingMode::kOneExpert && s == 0) {
           id = 0;
+        } else if (mode == RoutingMode::kBalanced) {  // distinct within a token: topk <= E
+          id = static_cast<int32_t>((t * k + s) % global);
         } else {
           const double u = rng.uniform() * total;
           id = static_cast<int32_t>(std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin());

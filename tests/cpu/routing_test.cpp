@@ -7,6 +7,7 @@
 
 #include "fusedmoe_ref/random.h"
 #include "fusedmoe_ref/reference.h"
+#include "fusedmoe_ref/synthetic.h"
 #include "cpu/test_util.h"
 
 namespace fusedmoe::ref {
@@ -134,6 +135,29 @@ TEST(Routing, Bf16LogitsAreRead) {
   Routing r;
   ASSERT_TRUE(route(shape_of(1, 3, 1), RoutingConfig(), DType::kBF16, logits.data(), &r).ok());
   EXPECT_EQ(r.ids[0], 1);
+}
+
+// The bench's balanced synthetic routing: every expert m * topk / E pairs (rounded), distinct
+// experts per token, at shapes whose pairs do and do not divide by E.
+TEST(Routing, BalancedSyntheticRoutingFillsEveryExpertEqually) {
+  struct Case {
+    int64_t m;
+    int32_t e, k;
+  };
+  for (const Case c : {Case{1024, 128, 8}, Case{256, 4, 1}, Case{13, 6, 4}, Case{3, 8, 8}}) {
+    LayerData d;
+    ASSERT_TRUE(make_random_inputs(shape_of(c.m, c.e, c.k), DType::kBF16, RoutingMode::kBalanced, 5, &d).ok());
+    std::vector<int64_t> count(static_cast<size_t>(c.e), 0);
+    for (int64_t t = 0; t < c.m; ++t) {
+      const std::set<int32_t> token(d.topk_ids.begin() + t * c.k, d.topk_ids.begin() + (t + 1) * c.k);
+      EXPECT_EQ(token.size(), static_cast<size_t>(c.k)) << "token " << t;
+      for (int32_t id : token) ++count[static_cast<size_t>(id)];
+    }
+    const int64_t pairs = c.m * c.k;
+    const auto [lo, hi] = std::minmax_element(count.begin(), count.end());
+    EXPECT_EQ(*lo, pairs / c.e) << c.m << " x " << c.k << " on " << c.e;
+    EXPECT_EQ(*hi, (pairs + c.e - 1) / c.e) << c.m << " x " << c.k << " on " << c.e;
+  }
 }
 
 TEST(Routing, BadConfigsAreNamed) {

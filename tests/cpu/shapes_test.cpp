@@ -65,6 +65,11 @@ TEST(Shapes, RoutingNames) {
   RoutingSetup r;
   EXPECT_TRUE(routing_from_name("skewed", 0, 0, 1.0f, &r).ok());
   EXPECT_FALSE(r.from_logits);
+  EXPECT_EQ(synthetic_routing_mode(r), ref::RoutingMode::kSkewed);
+  EXPECT_TRUE(routing_from_name("balanced", 0, 0, 1.0f, &r).ok());
+  EXPECT_EQ(synthetic_routing_mode(r), ref::RoutingMode::kBalanced);
+  EXPECT_TRUE(routing_from_name("softmax_topk", 0, 0, 1.0f, &r).ok());
+  EXPECT_EQ(synthetic_routing_mode(r), ref::RoutingMode::kRouter);
   const Status st = routing_from_name("topk", 0, 0, 1.0f, &r);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("got 'topk'"), std::string::npos);

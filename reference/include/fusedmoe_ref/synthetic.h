@@ -58,6 +58,8 @@ enum class RoutingMode {
   kUniform,    ///< topk distinct experts uniformly at random
   kSkewed,     ///< expert e drawn with weight (1 + 0.3 * cos(e)): about +-30% per expert
   kOneExpert,  ///< every token's first slot on expert 0 (the rest distinct, at random)
+  kBalanced,   ///< token t's slot s on expert (t * topk + s) mod E: each expert m * topk / E pairs,
+               ///< rounded up or down (the bench's controlled tile counts)
 };
 
 /// x ~ N(0,1); routing as `mode` says (weights uniform in [0.1, 1)).
