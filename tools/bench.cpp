@@ -398,7 +398,8 @@ int bench_main(const BenchOptions& opt) {
         point.bytes = bytes;
         point.flops = flops;
         point.floor_us = floor_us;
-        point.vllm_us = peer == peers.end() ? 0.0 : peer->second;
+        // vLLM's times were taken under the model's routing: no column beside a synthetic one.
+        point.vllm_us = peer == peers.end() || !spec.routing.from_logits ? 0.0 : peer->second;
         point.cublas_us = cublas_us;
         points.push_back(point);
         char peer_us[32] = "-", speedup[32] = "-", cublas_col[32] = "-", vs_cublas[32] = "-";
