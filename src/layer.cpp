@@ -199,6 +199,12 @@ namespace {
 
 bool gemm1_gated(const PreparedWeights& w) { return grouped_fuses_activation(w.quant, w.gate_up_interleaved); }
 
+// Whether GEMM1 reads x's rows in token order itself (planner.h, grouped_gemm1_gathers): then
+// no gather kernel runs and align writes row_of_pair.
+bool gemm1_gathers_rows(const MoeArguments& args, KernelPath path) {
+  return grouped_gemm1_gathers(args.weights->quant, args.weights->gate_up_interleaved, path, args.inputs.shape.inter);
+}
+
 // The grouped GEMM instantiation that serves projection `which` of these weights on `path` (a
 // grouped path) on `sms` SMs: GEMM1 with the activation in its epilogue where
 // grouped_fuses_activation says, the tile's height by swapped_tile_rows (swapped bf16/fp16
@@ -220,7 +226,7 @@ kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath pat
   }
   const bool gated = w13 && gemm1_gated(*args.weights);
   const int64_t tile_m = swap ? swapped_tile_rows(n) : grouped_tile_rows(s.m * s.topk, s.num_experts, n, w13, sms);
-  return kernels::grouped_gemm_entry(elem, swap, gated, static_cast<int>(tile_m));
+  return kernels::grouped_gemm_entry(elem, swap, gated, static_cast<int>(tile_m), w13 && gemm1_gathers_rows(args, path));
 }
 
 }  // namespace
@@ -601,7 +607,8 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   }
 
   void* intermediate = at<void>(workspace, ws, "intermediate");
-  FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, row_of_pair, stream));
+  const bool gathers = gemm1_gathers_rows(args, path);  // else x's rows copied in expert order first
+  if (!gathers) FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, row_of_pair, stream));
 
   // One GEMM over all experts; integer weights a chunk of experts at a time, each chunk first
   // dequantized into the workspace (the scheduler reads expert_offsets from the chunk's first
@@ -627,7 +634,8 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     return g;
   };
   void* gemm1_out = gated ? intermediate : at<void>(workspace, ws, "gate_up");
-  const kernels::GroupedGemmParams gemm1 = params(Projection::kW13, rows, gemm1_out);
+  kernels::GroupedGemmParams gemm1 = params(Projection::kW13, gathers ? in.x : rows, gemm1_out);
+  if (gathers) gemm1.gather_topk = static_cast<int32_t>(s.topk);
   const kernels::GroupedGemmParams gemm2 = params(Projection::kW2, intermediate, rows);
   if (!integer) {  // both GEMMs' per-expert arrays in one launch (either entry writes both)
     const cudaError_t err = gemm2_entry.setup_pair(gemm1, gemm2, stream);
@@ -698,8 +706,9 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   al.active_experts = at<int32_t>(workspace, ws, "active_experts");
   al.block_counts = ws.find("align_chunk_counts") ? at<int32_t>(workspace, ws, "align_chunk_counts") : nullptr;
   const bool grouped = is_grouped_path(path);
-  if (grouped && fp8_x_by_token(s, args.weights->quant)) {
-    al.row_of_pair = at<int32_t>(workspace, ws, "row_of_pair");  // x's quantizer stores by it
+  if (grouped && (fp8_x_by_token(s, args.weights->quant) || gemm1_gathers_rows(args, path))) {
+    // x's quantizer stores by it, or (GEMM1 reading x's rows itself) no gather writes it
+    al.row_of_pair = at<int32_t>(workspace, ws, "row_of_pair");
   }
   // Small-M FP8: x quantized once (amax over every token) before align, which reads nothing of
   // it and runs beside it (one CTA each at decode); the gate-up GEMV's wait then covers both.

@@ -100,6 +100,11 @@ bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
   return is_integer_format(q.format) || (q.format == WeightFormat::kDense && gate_up_interleaved);
 }
 
+bool grouped_gemm1_gathers(const QuantParams& q, bool gate_up_interleaved, KernelPath path, int64_t inter) {
+  return path == KernelPath::kGroupedGemm && q.format == WeightFormat::kDense && gate_up_interleaved &&
+         2 * inter <= kGatherMaxGateUpRows;
+}
+
 int64_t swapped_tile_rows(int64_t weight_rows) { return weight_rows >= kSwapWideMinRows ? 256 : 128; }
 
 namespace {

@@ -196,6 +196,19 @@ bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
 /// given storage and wna16_dequant always writes. FP8 w13 keeps the checkpoint's order.
 bool grouped_fuses_activation(const QuantParams& quant, bool gate_up_interleaved);
 
+/// Whether GEMM1 of the dense grouped path on unswapped tiles (gated: w13 interleaved) reads
+/// x's rows in token order itself (sm90_gather_mainloop.cuh: a cp.async producer for the
+/// activations beside the weights' TMA) instead of reading the copy a gather kernel writes in
+/// expert order first (then align writes row_of_pair). Its one producer warp issues 16-32
+/// cp.async per lane per k-step, and each A tile is loaded again for every 256-row weight
+/// tile, so it pays only where 2I is at most kGatherMaxGateUpRows (two weight tiles).
+/// Measured (v37, bf16, one binary, two rounds, the layer with GEMM1 gathering / with the
+/// copy): DeepSeek-V3 TP8 (2I = 512) M = 2048 / 4096 0.903 / 0.983; Qwen2 (1280) M = 512 /
+/// 1024 / 2048 / 4096 0.991 / 1.156 / 1.332 / 1.277; Qwen3 (1536) M = 1024-4096 1.015-1.330;
+/// Scout (2048) 1.038-1.368; Mixtral (28672) M = 256-4096 1.098-1.520.
+inline constexpr int64_t kGatherMaxGateUpRows = 512;
+bool grouped_gemm1_gathers(const QuantParams& quant, bool gate_up_interleaved, KernelPath path, int64_t inter);
+
 /// Whether `path` stores GEMM1's gate and up sums in the activation dtype before the
 /// activation (the grouped paths where GEMM1 does not apply it itself); the CPU reference
 /// rounds there too when it checks that path.

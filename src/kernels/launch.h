@@ -386,6 +386,10 @@ struct GroupedGemmParams {
   GatedAct act = GatedAct::kSilu;
   const int32_t* sorted_pairs = nullptr;
   const float* topk_weights = nullptr;
+  // Gathering gated instantiations (grouped_gemm_entry's gather_a): > 0, A is x [tokens, k]
+  // itself and row r of expert e is token sorted_pairs[expert_offsets[e] + r] / gather_topk
+  // (no gathered copy); 0 for the others, whose A holds the rows in expert order.
+  int32_t gather_topk = 0;
   // Where the per-expert arrays (problem shapes, pointers, strides) come from: -1, a small
   // setup kernel launched before the GEMM writes them; 0 or 1, GEMM1's or GEMM2's set, which
   // one setup_pair launch wrote for both GEMMs of the layer beforehand (same workspace).
@@ -413,6 +417,10 @@ FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_m64)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_m64)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated_m64)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated_m64)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated_gather)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated_gather)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated_gather_m64)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated_gather_m64)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_swap)
@@ -439,11 +447,20 @@ struct GroupedGemmEntry {
 #define FUSEDMOE_GROUPED_ENTRY(name) GroupedGemmEntry{name##_workspace_bytes, launch_##name, name##_setup_pair}
 /// gated: GEMM1 with the gated activation in its epilogue (GroupedGemmParams' gated fields).
 /// tile_m: the tile's M, with swapped operands weight rows, 128 or 256 (planner.h,
-/// swapped_tile_rows), else token rows, 128 or 64 (grouped_tile_rows). Every family of one
-/// dtype and operand order shares the per-expert arrays' layout, so either GEMM's entry may run
-/// setup_pair for both.
-inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated, int tile_m) {
+/// swapped_tile_rows), else token rows, 128 or 64 (grouped_tile_rows). gather_a (gated,
+/// unswapped): GEMM1 reads x's rows in token order itself (GroupedGemmParams::gather_topk).
+/// Every family of one dtype and operand order shares the per-expert arrays' layout, so either
+/// GEMM's entry may run setup_pair for both.
+inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated, int tile_m, bool gather_a = false) {
   const bool bf16 = e == ElemType::kBF16;
+  if (gather_a && gated && !swap) {
+    if (tile_m == 64) {
+      return bf16 ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated_gather_m64)
+                  : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_gated_gather_m64);
+    }
+    return bf16 ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated_gather)
+                : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_gated_gather);
+  }
   if (swap && tile_m == 256) {
     if (gated) {
       return bf16 ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated_swap256)

@@ -64,6 +64,7 @@
 #include "device_util.cuh"
 #include "launch.h"
 #include "sm90_dynamic_group_scheduler.cuh"
+#include "sm90_gather_mainloop.cuh"
 
 namespace fusedmoe::kernels::sm90 {
 
@@ -300,10 +301,13 @@ class GatedActEpilogue {
 // groups split the tile) or 64 (pingpong: each its own 64 x 256 tile; grouped_tile_rows); and
 // of the unswapped FP8 families (epilogue or block scales), 128 (cooperative) or 64 (pingpong,
 // 64 x 128 x 128; fp8_grouped_tile_rows). The swapped FP8 families have one tile shape each.
+// kGatherA: GEMM1 reading x's rows in token order itself (sm90_gather_mainloop.cuh) instead
+// of a gathered copy; the bf16/fp16 gated unswapped family only.
 template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false, bool kGatedOut = false,
-          int kTileM = 128>
+          int kTileM = 128, bool kGatherRows = false>
 struct GroupedGemm {
   static constexpr bool kGated = kGatedOut;
+  static constexpr bool kGatherA = kGatherRows;
   static constexpr bool kScaled = kScaleN > 0;  // blockwise scales in the mainloop
   static constexpr bool kEpilogueScaled = kScaleN == kEpilogueScales;
   static constexpr bool kFp8 = kScaled || kEpilogueScaled;
@@ -344,13 +348,20 @@ struct GroupedGemm {
                          cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative>,
       Fusion>::CollectiveOp;
   static_assert(!kGated || !kFp8, "the gated epilogue serves the bf16/fp16 family");
+  static_assert(!kGatherA || (kGated && !kSwap), "the gathering mainloop serves the unswapped gated GEMM1");
   using Epilogue = std::conditional_t<
       kGated, cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<GatedActEpilogue<ElementD, kSwap>>,
       TmaEpilogue>;
+  // The gathering mainloop's shared array of source rows (its kExtraSmemBytes) is carved out
+  // with the epilogue's storage before the stage count is chosen.
+  static constexpr int kGatherSmemBytes = kGatherA ? kTileM * 8 + 128 : 0;
   using Main = Mainloop<ElementAB, kScaled ? (kSwap ? kScaleN : 1) : 0, kScaled ? (kSwap ? 1 : kScaleN) : 0, TileShape,
-                        static_cast<int>(sizeof(typename Epilogue::SharedStorage)), kPingpong>;
+                        static_cast<int>(sizeof(typename Epilogue::SharedStorage)) + kGatherSmemBytes, kPingpong>;
+  using MainOp = std::conditional_t<kGatherA, GatherAMainloop<typename Main::Op>, typename Main::Op>;
+  static_assert(!kGatherA || GatherAMainloop<typename Main::Op>::kExtraSmemBytes <= kGatherSmemBytes,
+                "the carveout covers the gathering mainloop's shared array");
 
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, typename Main::Op, Epilogue>;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, MainOp, Epilogue>;
   // The swapped tiles come from sm90_dynamic_group_scheduler.cuh's scheduler.
   static constexpr bool kDynamicTiles = kSwap;
   static_assert(kDynamicTiles == std::is_same_v<typename Kernel::TileScheduler, DynamicGroupScheduler<ProblemShape, 8>>,
@@ -430,6 +441,18 @@ struct GroupedGemm {
               {arr.a, arr.stride_a, arr.b, arr.stride_b, arr.sfa, arr.layout_sfa, arr.sfb, arr.layout_sfb},
               {{}, nullptr, nullptr, arr.d, arr.stride_d},
               hw};
+    } else if constexpr (kGatherA) {
+      typename MainOp::Gather gather;
+      gather.x = static_cast<const ElementAB*>(p.a);
+      gather.sorted_pairs = p.sorted_pairs;
+      gather.expert_offsets = p.expert_offsets;
+      gather.topk = p.gather_topk;
+      gather.k = p.k;
+      args = {cutlass::gemm::GemmUniversalMode::kGrouped,
+              {p.num_groups, arr.shapes, nullptr},
+              {{arr.a, arr.stride_a, arr.b, arr.stride_b}, gather},
+              {},
+              hw};
     } else if constexpr (kGated) {
       args = {cutlass::gemm::GemmUniversalMode::kGrouped,
               {p.num_groups, arr.shapes, nullptr},
@@ -503,7 +526,9 @@ __global__ void setup_groups_kernel(SetupArgs<G> args) {
   if (e >= p.num_groups) return;
   const int64_t row0 = p.expert_offsets[e];
   const int64_t rows = p.expert_offsets[e + 1] - row0;
-  const ElementAB* x = static_cast<const ElementAB*>(p.a) + row0 * p.k;
+  // A gathering GEMM1 reads x's rows itself; its A pointer only seeds the TMA descriptor it
+  // does not use.
+  const ElementAB* x = static_cast<const ElementAB*>(p.a) + (p.gather_topk > 0 ? 0 : row0 * p.k);
   const ElementAB* w = static_cast<const ElementAB*>(p.b) + static_cast<int64_t>(e) * p.n * p.k;
   const typename G::Shape shape = G::kSwap
       ? typename G::Shape(static_cast<int>(p.n), static_cast<int>(rows), static_cast<int>(p.k))
@@ -597,7 +622,7 @@ template <typename G>
 cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
   if (p.workspace_bytes < workspace_bytes<G>(p.num_groups, p.sm_count)) return cudaErrorInvalidValue;
   if (G::kFp8 && (p.sfa == nullptr || p.sfb == nullptr)) return cudaErrorInvalidValue;
-  if (p.arrays_set > 1) return cudaErrorInvalidValue;
+  if (p.arrays_set > 1 || G::kGatherA != (p.gather_topk > 0)) return cudaErrorInvalidValue;
   cudaError_t err = cudaSuccess;
   if (p.arrays_set < 0) {
     err = launch_setup<G>(&p, 1, stream);
@@ -622,8 +647,14 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
 #define FUSEDMOE_GROUPED_GEMM_INSTANCE(name, ElementAB, ElementD, kScaleN, kSwap, kGated) \
   FUSEDMOE_GROUPED_GEMM_INSTANCE_ROWS(name, ElementAB, ElementD, kScaleN, kSwap, kGated, 128)
 #define FUSEDMOE_GROUPED_GEMM_INSTANCE_ROWS(name, ElementAB, ElementD, kScaleN, kSwap, kGated, kTileM)               \
+  FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, (sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated, kTileM>))
+// The gated GEMM1 reading x's rows itself (kGatherA), on tiles of kTileM token rows.
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE_GATHER(name, ElementAB, kTileM) \
+  FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, (sm90::GroupedGemm<ElementAB, ElementAB, 0, false, true, kTileM, true>))
+#define FUSEDMOE_GROUPED_GEMM_UNPAREN(...) __VA_ARGS__
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, type)                                                              \
   namespace fusedmoe::kernels {                                                                                      \
-  using name##_type = sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated, kTileM>;                        \
+  using name##_type = FUSEDMOE_GROUPED_GEMM_UNPAREN type;                                                            \
   size_t name##_workspace_bytes(int32_t num_groups, int32_t sm_count) {                                              \
     return sm90::workspace_bytes<name##_type>(num_groups, sm_count);                                                 \
   }                                                                                                                  \

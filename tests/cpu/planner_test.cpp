@@ -288,6 +288,24 @@ TEST(Planner, GroupedTileRowsPerGemm) {
   EXPECT_EQ(grouped_tile_rows(0, 256, 7168, false, kSms), 128);
 }
 
+TEST(Planner, GemmOneGathersRowsOnlyWithFewWeightTiles) {
+  // v37: GEMM1 reads x's rows itself on the dense unswapped path where 2I fits two 256-row
+  // weight tiles (DeepSeek-V3 TP8: I = 256); a gather kernel first elsewhere.
+  QuantParams dense;
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedGemm, 256));
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedGemm, kGatherMaxGateUpRows / 2));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedGemm, kGatherMaxGateUpRows / 2 + 8));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedGemm, 768));  // Qwen3
+  // Only the gated GEMM1 (interleaved w13) of dense weights on unswapped tiles.
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, false, KernelPath::kGroupedGemm, 256));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedSwapped, 256));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kSmallM, 256));
+  EXPECT_FALSE(grouped_gemm1_gathers(integer_quant(WeightFormat::kGPTQ, 4, 128, false), true, KernelPath::kGroupedGemm, 256));
+  QuantParams fp8;
+  fp8.format = WeightFormat::kFP8PerChannel;
+  EXPECT_FALSE(grouped_gemm1_gathers(fp8, true, KernelPath::kGroupedGemm, 256));
+}
+
 TEST(Planner, Fp8GroupedTileRowsPerGemm) {
   // The unswapped FP8 GEMMs, epilogue scales first: weight tiles of 128 columns in the one-wave test;
   // GEMM1 on 64 rows up to kFp8GateUpShortMaxRows per expert, GEMM2 up to kFp8DownShortMaxRows

@@ -1,0 +1,176 @@
+// GatherAMainloop: CUTLASS's ptr-array TMA warp-specialized mainloop with its A operand (the
+// activations) read row by row from x in the layer's token order instead of from a gathered
+// copy: row r of expert e's rows is token sorted_pairs[expert_offsets[e] + r] / topk of x
+// [tokens, k]. The weights (B) still come by TMA, and the consumers' wgmma code is CUTLASS's,
+// unchanged; only the producer's load() differs (the class derives from CUTLASS's collective
+// and replaces load(), load_init(), tensors_perform_update() and its arguments):
+//  - at each tile the producer warp writes the offsets in x of the tile's rows (-1 past the
+//    expert's rows) to a small shared array;
+//  - for each k-tile (a ring stage) every lane waits for the stage, the leader arrives with the
+//    weights' TMA bytes and issues their TMA load, and all 32 lanes copy the A tile with
+//    16-byte cp.async (8 lanes per 128-byte row segment, coalesced), into the swizzled
+//    shared-memory layout the TMA would write (SmemLayoutA's 128-byte swizzle, computed on the
+//    address), zero-filled past the expert's rows and past k; then each lane's
+//    cp.async.mbarrier.arrive.noinc on the stage's full barrier.
+//  - The full barrier therefore counts 33 arrivals (NumProducerThreadEvents, which the kernel
+//    passes to the pipeline): the leader's arrive-and-expect-tx plus the 32 lanes' cp.async
+//    arrivals, in any order; the consumers wait for all of them and the TMA bytes.
+// The layer then needs no gather kernel in front of GEMM1 and no gathered copy of x. The cost:
+// one producer warp issues 16 (64-row tiles) or 32 (128-row) cp.async per lane per k-step,
+// about 15 instructions each, and reloads each A tile for every weight tile, where one TMA
+// instruction loaded it; so it pays only where GEMM1 has few weight tiles (planner.h,
+// grouped_gemm1_gathers; PERF.md v37).
+#pragma once
+
+#include <cstdint>
+
+#include "cute/tensor.hpp"
+#include "cutlass/arch/barrier.h"
+#include "cutlass/cutlass.h"
+
+namespace fusedmoe::kernels::sm90 {
+
+template <class Base>
+struct GatherAMainloop : Base {
+  using typename Base::ElementA;
+  using typename Base::MainloopPipeline;
+  using typename Base::PipelineState;
+  using typename Base::SmemLayoutA;
+  using typename Base::SmemLayoutB;
+  using typename Base::TileShape;
+  static constexpr int kTileM = cute::size<0>(TileShape{});
+  static constexpr int kTileK = cute::size<2>(TileShape{});
+  static constexpr int kVecElems = 16 / sizeof(ElementA);  // one cp.async
+  static constexpr int kLanesPerRow = kTileK / kVecElems;   // 8 for 16-bit elements, k = 64
+  static constexpr int kRowsPerPass = 32 / kLanesPerRow;
+  static_assert(32 % kLanesPerRow == 0 && kTileM % kRowsPerPass == 0, "a warp copies whole row segments");
+  static_assert(cute::size<1>(typename Base::DispatchPolicy::ClusterShape{}) == 1 &&
+                    cute::size<0>(typename Base::DispatchPolicy::ClusterShape{}) == 1,
+                "no multicast: one CTA per cluster");
+
+  // The weights' bytes per stage: the TMA's share of the full barrier's transaction count.
+  static constexpr uint32_t kTmaBytesB = static_cast<uint32_t>(
+      cute::size<0>(SmemLayoutB{}) * cute::size<1>(SmemLayoutB{}) * cutlass::sizeof_bits<typename Base::ElementB>::value / 8);
+  static constexpr int NumProducerThreadEvents = 1 + 32;
+
+  // The kernel lays out the mainloop's shared memory from TensorStorage (with
+  // TensorMapStorage and PipelineStorage, the base's); kExtraSmemBytes is what this adds to the
+  // base's, which its stage count must leave room for (sm90_grouped_gemm.cuh's carveout).
+  struct TensorStorage : Base::TensorStorage {
+    alignas(16) int64_t src_offset[kTileM];  // the tile's rows' offsets in x, -1 past the expert's rows
+  };
+  static constexpr int kExtraSmemBytes = static_cast<int>(sizeof(TensorStorage) - sizeof(typename Base::TensorStorage));
+
+  struct Gather {
+    const ElementA* x = nullptr;             // [tokens, k]
+    const int32_t* sorted_pairs = nullptr;   // row -> pair (token * topk + slot)
+    const int64_t* expert_offsets = nullptr; // [groups + 1]
+    int32_t topk = 1;
+    int64_t k = 0;
+  };
+  struct Arguments : Base::Arguments {
+    Gather gather;
+  };
+  struct Params : Base::Params {
+    Gather gather;
+  };
+
+  template <class ProblemShape>
+  static Params to_underlying_arguments(ProblemShape const& problem_shapes, Arguments const& args, void* workspace) {
+    Params p{Base::to_underlying_arguments(problem_shapes, args, workspace), args.gather};
+    p.tma_transaction_bytes = kTmaBytesB;
+    return p;
+  }
+
+  template <class ProblemShape>
+  static bool can_implement(ProblemShape const& problem_shapes, Arguments const& args) {
+    return Base::can_implement(problem_shapes, args) && args.gather.x != nullptr && args.gather.sorted_pairs != nullptr &&
+           args.gather.expert_offsets != nullptr && args.gather.topk > 0 && args.gather.k % kVecElems == 0 &&
+           reinterpret_cast<uintptr_t>(args.gather.x) % 16 == 0;
+  }
+
+  // CUTLASS's (gA, gB) and the group whose tiles the producer is loading (the kernel calls
+  // tensors_perform_update at each change of group).
+  template <class ProblemShape_MNKL>
+  CUTLASS_DEVICE auto load_init(ProblemShape_MNKL const& problem_shape_mnkl, Params const& params) const {
+    auto ab = Base::load_init(problem_shape_mnkl, params);
+    return cute::make_tuple(cute::get<0>(ab), cute::get<1>(ab), int32_t{0});
+  }
+  template <class InputTensors, class ProblemShape_MNKL>
+  CUTLASS_DEVICE auto tensors_perform_update(InputTensors const& inputs, Params const&, ProblemShape_MNKL,
+                                             int32_t next_batch) {
+    return cute::make_tuple(cute::get<0>(inputs), cute::get<1>(inputs), next_batch);
+  }
+
+  template <class TensorA, class TensorB, class TensorMapA, class TensorMapB, class KTileIterator, class BlockCoord>
+  CUTLASS_DEVICE void load(Params const& params, MainloopPipeline pipeline, PipelineState smem_pipe_write,
+                           cute::tuple<TensorA, TensorB, int32_t> const& load_inputs,
+                           cute::tuple<TensorMapA, TensorMapB> const& input_tensormaps, BlockCoord const& blk_coord,
+                           KTileIterator k_tile_iter, int k_tile_count, int lane, uint32_t,
+                           TensorStorage& shared_tensors) {
+    using namespace cute;
+    const int leader = cute::elect_one_sync();
+    const Gather& g = params.gather;
+    const int32_t group = get<2>(load_inputs);
+    const auto m_coord = get<0>(blk_coord);
+    const auto n_coord = get<1>(blk_coord);
+
+    // The tile's rows' offsets in x (elements).
+    const int64_t row0 = g.expert_offsets[group];
+    const int64_t rows = g.expert_offsets[group + 1] - row0;
+    for (int r = lane; r < kTileM; r += 32) {
+      const int64_t m = static_cast<int64_t>(m_coord) * kTileM + r;
+      shared_tensors.src_offset[r] = m < rows ? static_cast<int64_t>(g.sorted_pairs[row0 + m] / g.topk) * g.k : -1;
+    }
+    __syncwarp();
+
+    Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), SmemLayoutB{});  // (BLK_N, BLK_K, PIPE)
+    Tensor gB = get<1>(load_inputs)(_, _, n_coord, _, 0);                                  // (BLK_N, BLK_K, k)
+    auto tma_b = params.tma_load_b.get_slice(0);
+    Tensor tBgB = tma_b.partition_S(gB);
+    Tensor tBsB = tma_b.partition_D(sB);
+
+    // Lane (row_in_pass, chunk) copies 16-byte chunk `chunk` of rows pass * kRowsPerPass +
+    // row_in_pass. Element (m, k) of stage s sits at byte (s * kTileM + m) * kRowBytes + 2k of
+    // smem_A before the 128-byte swizzle (SmemLayoutA: K-major atoms of 8 rows x 64 elements
+    // stacked along M, then stages), which XORs address bits [4, 7) (the chunk) with bits
+    // [7, 10) (the row mod 8), on the absolute address as CuTe's swizzled pointers do.
+    static_assert(kTileK * sizeof(ElementA) == 128, "one 128-byte swizzle row per k-tile row");
+    static_assert(cute::cosize_v<SmemLayoutA> == kTileM * kTileK * MainloopPipeline::Stages,
+                  "stages of kTileM x kTileK elements");
+    constexpr uint32_t kRowBytes = 128;
+    const int chunk = lane % kLanesPerRow;
+    const int row_in_pass = lane / kLanesPerRow;
+    const uint32_t smem_a = cute::cast_smem_ptr_to_uint(shared_tensors.smem_A.data()) +
+                            static_cast<uint32_t>(row_in_pass) * kRowBytes + static_cast<uint32_t>(chunk) * 16;
+    CUTLASS_PRAGMA_NO_UNROLL
+    for (; k_tile_count > 0; --k_tile_count) {
+      pipeline.producer_acquire(smem_pipe_write);  // every lane waits; the leader arrives with B's bytes
+      const int stage = smem_pipe_write.index();
+      uint64_t* full = pipeline.producer_get_barrier(smem_pipe_write);
+      const int k_tile = *k_tile_iter;
+      if (leader) {
+        copy(params.tma_load_b.with(get<1>(input_tensormaps), *full, uint16_t{0}), tBgB(_, _, _, k_tile),
+             tBsB(_, _, _, stage));
+      }
+      const int64_t col = static_cast<int64_t>(k_tile) * kTileK + chunk * kVecElems;
+      const bool col_ok = col < g.k;
+      const uint32_t stage_a = smem_a + static_cast<uint32_t>(stage) * (kTileM * kRowBytes);
+      CUTLASS_PRAGMA_UNROLL
+      for (int pass = 0; pass < kTileM / kRowsPerPass; ++pass) {
+        const int64_t offset = shared_tensors.src_offset[pass * kRowsPerPass + row_in_pass];
+        const bool ok = col_ok && offset >= 0;
+        const ElementA* src = g.x + (ok ? offset + col : 0);
+        const uint32_t at = stage_a + pass * kRowsPerPass * kRowBytes;
+        const uint32_t dst = at ^ (((at >> 7) & 7u) << 4);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0)
+                     : "memory");
+      }
+      cutlass::arch::cpasync_barrier_arrive_noinc(full);
+      ++k_tile_iter;
+      ++smem_pipe_write;
+    }
+  }
+};
+
+}  // namespace fusedmoe::kernels::sm90
