@@ -203,9 +203,9 @@ bool grouped_fuses_activation(const QuantParams& quant, bool gate_up_interleaved
 /// cp.async per lane per k-step, and each A tile is loaded again for every 256-row weight
 /// tile, so it pays only where 2I is at most kGatherMaxGateUpRows (two weight tiles).
 /// Measured (v37, bf16, one binary, two rounds, the layer with GEMM1 gathering / with the
-/// copy): DeepSeek-V3 TP8 (2I = 512) M = 2048 / 4096 0.903 / 0.983; Qwen2 (1280) M = 512 /
-/// 1024 / 2048 / 4096 0.991 / 1.156 / 1.332 / 1.277; Qwen3 (1536) M = 1024-4096 1.015-1.330;
-/// Scout (2048) 1.038-1.368; Mixtral (28672) M = 256-4096 1.098-1.520.
+/// copy): DeepSeek-V3 TP8 (2I = 512) M = 2048 / 4096 0.904 / 0.983; Qwen2 (1280) M = 512 /
+/// 1024 / 2048 / 4096 0.991 / 1.157 / 1.331 / 1.277; Qwen3 (1536) M = 1024-4096 1.016-1.329;
+/// Scout (2048) 1.038-1.368; Mixtral (28672) M = 256-4096 1.097-1.520.
 inline constexpr int64_t kGatherMaxGateUpRows = 512;
 bool grouped_gemm1_gathers(const QuantParams& quant, bool gate_up_interleaved, KernelPath path, int64_t inter);
 

@@ -115,7 +115,9 @@ struct GatherAMainloop : Base {
     const auto m_coord = get<0>(blk_coord);
     const auto n_coord = get<1>(blk_coord);
 
-    // The tile's rows' offsets in x (elements).
+    // The tile's rows' offsets in x (elements). The previous tile's passes read them: every
+    // lane is past those reads before any lane rewrites them.
+    __syncwarp();
     const int64_t row0 = g.expert_offsets[group];
     const int64_t rows = g.expert_offsets[group + 1] - row0;
     for (int r = lane; r < kTileM; r += 32) {
