@@ -513,6 +513,16 @@ TEST_P(DenseLayer, Fp16ActivationsAndWeightOnInput) {
     g.activation = a;
     run_case(g);
   }
+  // fp16 GEMM1 reading x's rows itself (2I = 512: grouped_gemm1_gathers) on both tile heights:
+  // 128 rows (16 experts x 2 weight tiles fit one wave), and 64 rows with the routed weight
+  // applied on the input (top-1, 600 rows on one expert).
+  c = custom(33, 16, 512, 256, 4, "one_expert");
+  c.act = DType::kFP16;
+  run_case(c);
+  c = custom(600, 4, 512, 256, 1, "one_expert");
+  c.act = DType::kFP16;
+  c.weight_on_input = true;
+  run_case(c);
 }
 
 TEST_P(DenseLayer, RoutingFromLogitsOnTheGpu) {
