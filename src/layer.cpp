@@ -202,7 +202,9 @@ bool gemm1_gated(const PreparedWeights& w) { return grouped_fuses_activation(w.q
 // Whether GEMM1 reads x's rows in token order itself (planner.h, grouped_gemm1_gathers): then
 // no gather kernel runs and align writes row_of_pair.
 bool gemm1_gathers_rows(const MoeArguments& args, KernelPath path) {
-  return grouped_gemm1_gathers(args.weights->quant, args.weights->gate_up_interleaved, path, args.inputs.shape.inter);
+  const ProblemShape& s = args.inputs.shape;
+  return grouped_gemm1_gathers(args.weights->quant, args.weights->gate_up_interleaved, path, s.inter, s.m * s.topk,
+                               s.num_experts);
 }
 
 // The grouped GEMM instantiation that serves projection `which` of these weights on `path` (a

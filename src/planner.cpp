@@ -100,9 +100,11 @@ bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
   return is_integer_format(q.format) || (q.format == WeightFormat::kDense && gate_up_interleaved);
 }
 
-bool grouped_gemm1_gathers(const QuantParams& q, bool gate_up_interleaved, KernelPath path, int64_t inter) {
-  return path == KernelPath::kGroupedGemm && q.format == WeightFormat::kDense && gate_up_interleaved &&
-         2 * inter <= kGatherMaxGateUpRows;
+bool grouped_gemm1_gathers(const QuantParams& q, bool gate_up_interleaved, KernelPath path, int64_t inter,
+                           int64_t pairs, int64_t num_experts) {
+  if (path != KernelPath::kGroupedGemm || q.format != WeightFormat::kDense || !gate_up_interleaved) return false;
+  return 2 * inter <= kGatherMaxGateUpRows ||
+         (2 * inter <= kGatherShortMaxGateUpRows && pairs <= kGatherShortMaxRows * active_experts(pairs, num_experts));
 }
 
 int64_t swapped_tile_rows(int64_t weight_rows) { return weight_rows >= kSwapWideMinRows ? 256 : 128; }

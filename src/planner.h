@@ -200,14 +200,21 @@ bool grouped_fuses_activation(const QuantParams& quant, bool gate_up_interleaved
 /// x's rows in token order itself (sm90_gather_mainloop.cuh: a cp.async producer for the
 /// activations beside the weights' TMA) instead of reading the copy a gather kernel writes in
 /// expert order first (then align writes row_of_pair). Its one producer warp issues 16-32
-/// cp.async per lane per k-step, and each A tile is loaded again for every 256-row weight
-/// tile, so it pays only where 2I is at most kGatherMaxGateUpRows (two weight tiles).
-/// Measured (v37, bf16, one binary, two rounds, the layer with GEMM1 gathering / with the
-/// copy): DeepSeek-V3 TP8 (2I = 512) M = 2048 / 4096 0.904 / 0.983; Qwen2 (1280) M = 512 /
-/// 1024 / 2048 / 4096 0.991 / 1.157 / 1.331 / 1.277; Qwen3 (1536) M = 1024-4096 1.016-1.329;
-/// Scout (2048) 1.038-1.368; Mixtral (28672) M = 256-4096 1.097-1.520.
+/// cp.async per lane per k-step (about 5 instructions each) and loads each A tile again for
+/// every 256-row weight tile: it pays where 2I is at most kGatherMaxGateUpRows (two weight
+/// tiles), at any M, and where 2I is at most kGatherShortMaxGateUpRows (eight) while the
+/// experts average at most kGatherShortMaxRows rows (r = pairs / min(E, pairs)), where GEMM1
+/// streams its weights with few token tiles each; from 128 rows per expert the copy wins.
+/// Measured (v38, bf16, one binary, two rounds, the layer with GEMM1 gathering / with the
+/// copy): DeepSeek-V3 TP8 (2I = 512) r = 64 / 128 0.882 / 0.872; Scout (2048) r = 64 / 128 /
+/// 256 0.976 / 1.013 / 1.093; Qwen3 (1536) 0.987 / 1.005 / 1.054; Qwen2 (1280) r = 64 / 128 /
+/// 256 / 512 0.959 / 0.995 / 1.059 / 1.012; Mixtral (28672) r = 64 / 128 1.019 / 1.021, then
+/// 1.136-1.160.
 inline constexpr int64_t kGatherMaxGateUpRows = 512;
-bool grouped_gemm1_gathers(const QuantParams& quant, bool gate_up_interleaved, KernelPath path, int64_t inter);
+inline constexpr int64_t kGatherShortMaxGateUpRows = 2048;
+inline constexpr int64_t kGatherShortMaxRows = 64;
+bool grouped_gemm1_gathers(const QuantParams& quant, bool gate_up_interleaved, KernelPath path, int64_t inter,
+                           int64_t pairs, int64_t num_experts);
 
 /// Whether `path` stores GEMM1's gate and up sums in the activation dtype before the
 /// activation (the grouped paths where GEMM1 does not apply it itself); the CPU reference

@@ -4,22 +4,23 @@
 // [tokens, k]. The weights (B) still come by TMA, and the consumers' wgmma code is CUTLASS's,
 // unchanged; only the producer's load() differs (the class derives from CUTLASS's collective
 // and replaces load(), load_init(), tensors_perform_update() and its arguments):
-//  - at each tile the producer warp writes the offsets in x of the tile's rows (-1 past the
-//    expert's rows) to a small shared array;
+//  - at each tile the producer warp writes the tokens of the tile's rows (x's row index, 0
+//    past the expert's rows) to a small shared array, in the order its lanes read them;
 //  - for each k-tile (a ring stage) every lane waits for the stage, the leader arrives with the
 //    weights' TMA bytes and issues their TMA load, and all 32 lanes copy the A tile with
 //    16-byte cp.async (8 lanes per 128-byte row segment, coalesced), into the swizzled
-//    shared-memory layout the TMA would write (SmemLayoutA's 128-byte swizzle, computed on the
-//    address), zero-filled past the expert's rows and past k; then each lane's
-//    cp.async.mbarrier.arrive.noinc on the stage's full barrier.
+//    shared-memory layout the TMA would write (SmemLayoutA's 128-byte swizzle, two swizzled
+//    addresses per lane and tile, the rest immediates), zero-filled past the expert's rows and
+//    past k; then each lane's cp.async.mbarrier.arrive.noinc on the stage's full barrier.
 //  - The full barrier therefore counts 33 arrivals (NumProducerThreadEvents, which the kernel
 //    passes to the pipeline): the leader's arrive-and-expect-tx plus the 32 lanes' cp.async
 //    arrivals, in any order; the consumers wait for all of them and the TMA bytes.
 // The layer then needs no gather kernel in front of GEMM1 and no gathered copy of x. The cost:
 // one producer warp issues 16 (64-row tiles) or 32 (128-row) cp.async per lane per k-step,
-// about 15 instructions each, and reloads each A tile for every weight tile, where one TMA
-// instruction loaded it; so it pays only where GEMM1 has few weight tiles (planner.h,
-// grouped_gemm1_gathers; PERF.md v37).
+// about 5 instructions each (a 16-byte shared load per four, a wide multiply-add and a 64-bit
+// add for the address, the bounds test, the copy), and reloads each A tile for every weight
+// tile, where one TMA instruction loaded it; so it pays only where GEMM1 has few weight tiles
+// or few token tiles per expert (planner.h, grouped_gemm1_gathers; PERF.md v37, v38).
 #pragma once
 
 #include <cstdint>
@@ -56,8 +57,9 @@ struct GatherAMainloop : Base {
   // The kernel lays out the mainloop's shared memory from TensorStorage (with
   // TensorMapStorage and PipelineStorage, the base's); kExtraSmemBytes is what this adds to the
   // base's, which its stage count must leave room for (sm90_grouped_gemm.cuh's carveout).
+  static constexpr int kPasses = kTileM / kRowsPerPass;  // cp.async per lane per k-tile
   struct TensorStorage : Base::TensorStorage {
-    alignas(16) int64_t src_offset[kTileM];  // the tile's rows' offsets in x, -1 past the expert's rows
+    alignas(16) uint32_t src_token[kTileM];  // the tile's rows' tokens, in the lanes' order (load())
   };
   static constexpr int kExtraSmemBytes = static_cast<int>(sizeof(TensorStorage) - sizeof(typename Base::TensorStorage));
 
@@ -86,6 +88,7 @@ struct GatherAMainloop : Base {
   static bool can_implement(ProblemShape const& problem_shapes, Arguments const& args) {
     return Base::can_implement(problem_shapes, args) && args.gather.x != nullptr && args.gather.sorted_pairs != nullptr &&
            args.gather.expert_offsets != nullptr && args.gather.topk > 0 && args.gather.k % kVecElems == 0 &&
+           args.gather.k <= static_cast<int64_t>(UINT32_MAX / sizeof(ElementA)) &&
            reinterpret_cast<uintptr_t>(args.gather.x) % 16 == 0;
   }
 
@@ -115,14 +118,21 @@ struct GatherAMainloop : Base {
     const auto m_coord = get<0>(blk_coord);
     const auto n_coord = get<1>(blk_coord);
 
-    // The tile's rows' offsets in x (elements). The previous tile's passes read them: every
-    // lane is past those reads before any lane rewrites them.
+    // The tile's rows' tokens, in the order the lanes read them: lane (row_in_pass, chunk)
+    // copies chunk `chunk` of rows row_in_pass + kRowsPerPass * pass, pass = 0..kPasses-1,
+    // whose tokens sit at src_token[row_in_pass * kPasses + pass] (one 16-byte load per four
+    // passes). Rows past the expert's hold token 0, a valid address that the zero-fill skips.
+    // The previous tile's passes read the array: every lane is past those reads before any
+    // lane rewrites it.
     __syncwarp();
     const int64_t row0 = g.expert_offsets[group];
-    const int64_t rows = g.expert_offsets[group + 1] - row0;
+    const int64_t first = static_cast<int64_t>(m_coord) * kTileM;
+    const int64_t left = g.expert_offsets[group + 1] - row0 - first;
+    const int live = static_cast<int>(left < 0 ? 0 : left < kTileM ? left : kTileM);  // the tile's rows holding pairs
+    CUTLASS_PRAGMA_UNROLL
     for (int r = lane; r < kTileM; r += 32) {
-      const int64_t m = static_cast<int64_t>(m_coord) * kTileM + r;
-      shared_tensors.src_offset[r] = m < rows ? static_cast<int64_t>(g.sorted_pairs[row0 + m] / g.topk) * g.k : -1;
+      shared_tensors.src_token[(r % kRowsPerPass) * kPasses + r / kRowsPerPass] =
+          r < live ? static_cast<uint32_t>(g.sorted_pairs[row0 + first + r] / g.topk) : 0u;
     }
     __syncwarp();
 
@@ -132,19 +142,28 @@ struct GatherAMainloop : Base {
     Tensor tBgB = tma_b.partition_S(gB);
     Tensor tBsB = tma_b.partition_D(sB);
 
-    // Lane (row_in_pass, chunk) copies 16-byte chunk `chunk` of rows pass * kRowsPerPass +
-    // row_in_pass. Element (m, k) of stage s sits at byte (s * kTileM + m) * kRowBytes + 2k of
-    // smem_A before the 128-byte swizzle (SmemLayoutA: K-major atoms of 8 rows x 64 elements
-    // stacked along M, then stages), which XORs address bits [4, 7) (the chunk) with bits
-    // [7, 10) (the row mod 8), on the absolute address as CuTe's swizzled pointers do.
+    // Element (m, k) of stage s sits at byte (s * kTileM + m) * kRowBytes + 2k of smem_A before
+    // the 128-byte swizzle (SmemLayoutA: K-major atoms of 8 rows x 64 elements stacked along M,
+    // then stages), which XORs address bits [4, 7) (the chunk) with bits [7, 10) (the row mod
+    // 8), on the absolute address as CuTe's swizzled pointers do. Adding a multiple of 1024
+    // bytes leaves bits [7, 10) alone, so the swizzled address of pass p in stage s is that of
+    // pass p % 2 in stage 0 plus s * kStageBytes + (p / 2) * 1024: two swizzles per tile, and
+    // the rest immediates of the unrolled passes.
     static_assert(kTileK * sizeof(ElementA) == 128, "one 128-byte swizzle row per k-tile row");
     static_assert(cute::cosize_v<SmemLayoutA> == kTileM * kTileK * MainloopPipeline::Stages,
                   "stages of kTileM x kTileK elements");
     constexpr uint32_t kRowBytes = 128;
+    static_assert(kRowsPerPass * kRowBytes * 2 == 1024 && kPasses % 4 == 0, "two passes per swizzle period");
+    constexpr uint32_t kStageBytes = kTileM * kRowBytes;
     const int chunk = lane % kLanesPerRow;
     const int row_in_pass = lane / kLanesPerRow;
+    const int lane_live = live - row_in_pass;  // pass p holds a pair iff kRowsPerPass * p < lane_live
+    auto swizzle = [](uint32_t at) { return at ^ (((at >> 7) & 7u) << 4); };
     const uint32_t smem_a = cute::cast_smem_ptr_to_uint(shared_tensors.smem_A.data()) +
                             static_cast<uint32_t>(row_in_pass) * kRowBytes + static_cast<uint32_t>(chunk) * 16;
+    const uint32_t dst_even = swizzle(smem_a), dst_odd = swizzle(smem_a + kRowsPerPass * kRowBytes);
+    const uint4* tokens = reinterpret_cast<const uint4*>(shared_tensors.src_token + row_in_pass * kPasses);
+    const uint32_t row_bytes = static_cast<uint32_t>(g.k * sizeof(ElementA));  // can_implement: fits
     CUTLASS_PRAGMA_NO_UNROLL
     for (; k_tile_count > 0; --k_tile_count) {
       pipeline.producer_acquire(smem_pipe_write);  // every lane waits; the leader arrives with B's bytes
@@ -157,16 +176,22 @@ struct GatherAMainloop : Base {
       }
       const int64_t col = static_cast<int64_t>(k_tile) * kTileK + chunk * kVecElems;
       const bool col_ok = col < g.k;
-      const uint32_t stage_a = smem_a + static_cast<uint32_t>(stage) * (kTileM * kRowBytes);
+      // Row 0's chunk where this lane's column is past k (every copy then zero-filled).
+      const uint64_t base = reinterpret_cast<uint64_t>(g.x) + static_cast<uint64_t>(col_ok ? col : 0) * sizeof(ElementA);
+      const uint32_t stage_off = static_cast<uint32_t>(stage) * kStageBytes;
+      const uint32_t at_even = dst_even + stage_off, at_odd = dst_odd + stage_off;
       CUTLASS_PRAGMA_UNROLL
-      for (int pass = 0; pass < kTileM / kRowsPerPass; ++pass) {
-        const int64_t offset = shared_tensors.src_offset[pass * kRowsPerPass + row_in_pass];
-        const bool ok = col_ok && offset >= 0;
-        const ElementA* src = g.x + (ok ? offset + col : 0);
-        const uint32_t at = stage_a + pass * kRowsPerPass * kRowBytes;
-        const uint32_t dst = at ^ (((at >> 7) & 7u) << 4);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0)
-                     : "memory");
+      for (int quad = 0; quad < kPasses / 4; ++quad) {
+        const uint4 t = tokens[quad];
+        const uint32_t token[4] = {t.x, t.y, t.z, t.w};
+        CUTLASS_PRAGMA_UNROLL
+        for (int j = 0; j < 4; ++j) {
+          const int pass = quad * 4 + j;
+          const bool ok = col_ok && kRowsPerPass * pass < lane_live;
+          const uint64_t src = base + static_cast<uint64_t>(token[j]) * row_bytes;
+          const uint32_t dst = (pass % 2 ? at_odd : at_even) + static_cast<uint32_t>(pass / 2) * 1024u;
+          asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0));
+        }
       }
       cutlass::arch::cpasync_barrier_arrive_noinc(full);
       ++k_tile_iter;

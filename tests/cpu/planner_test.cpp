@@ -289,21 +289,30 @@ TEST(Planner, GroupedTileRowsPerGemm) {
 }
 
 TEST(Planner, GemmOneGathersRowsOnlyWithFewWeightTiles) {
-  // v37: GEMM1 reads x's rows itself on the dense unswapped path where 2I fits two 256-row
-  // weight tiles (DeepSeek-V3 TP8: I = 256); a gather kernel first elsewhere.
+  // v38: GEMM1 reads x's rows itself on the dense unswapped path where 2I fits two 256-row
+  // weight tiles (DeepSeek-V3 TP8: I = 256) at any M, and up to eight (2I <= 2048) while the
+  // experts average at most 64 rows; a gather kernel first elsewhere.
   QuantParams dense;
-  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedGemm, 256));
-  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedGemm, kGatherMaxGateUpRows / 2));
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedGemm, kGatherMaxGateUpRows / 2 + 8));
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedGemm, 768));  // Qwen3
+  const KernelPath gemm = KernelPath::kGroupedGemm;
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 256, 8 * 4096, 256));  // DeepSeek M = 4096: r = 128
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, kGatherMaxGateUpRows / 2, 1 << 20, 8));
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 768, 8 * 1024, 128));    // Qwen3 M = 1024: r = 64
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, 768, 8 * 1024 + 1, 128));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, 768, 8 * 2048, 128));   // r = 128
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 1024, 1024, 16));        // Scout M = 1024
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, kGatherShortMaxGateUpRows / 2, 64, 1));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, kGatherShortMaxGateUpRows / 2 + 8, 64, 1));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, 14336, 2 * 256, 8));    // Mixtral M = 256: r = 64
+  // Fewer pairs than experts: the active experts are the pairs (r = 1).
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 768, 3, 128));
   // Only the gated GEMM1 (interleaved w13) of dense weights on unswapped tiles.
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, false, KernelPath::kGroupedGemm, 256));
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedSwapped, 256));
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kSmallM, 256));
-  EXPECT_FALSE(grouped_gemm1_gathers(integer_quant(WeightFormat::kGPTQ, 4, 128, false), true, KernelPath::kGroupedGemm, 256));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, false, gemm, 256, 64, 8));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedSwapped, 256, 64, 8));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kSmallM, 256, 64, 8));
+  EXPECT_FALSE(grouped_gemm1_gathers(integer_quant(WeightFormat::kGPTQ, 4, 128, false), true, gemm, 256, 64, 8));
   QuantParams fp8;
   fp8.format = WeightFormat::kFP8PerChannel;
-  EXPECT_FALSE(grouped_gemm1_gathers(fp8, true, KernelPath::kGroupedGemm, 256));
+  EXPECT_FALSE(grouped_gemm1_gathers(fp8, true, gemm, 256, 64, 8));
 }
 
 TEST(Planner, Fp8GroupedTileRowsPerGemm) {
