@@ -201,10 +201,10 @@ bool gemm1_gated(const PreparedWeights& w) { return grouped_fuses_activation(w.q
 
 // Whether GEMM1 reads x's rows in token order itself (planner.h, grouped_gemm1_gathers): then
 // no gather kernel runs and align writes row_of_pair.
-bool gemm1_gathers_rows(const MoeArguments& args, KernelPath path) {
+bool gemm1_gathers_rows(const MoeArguments& args, KernelPath path, int32_t sms) {
   const ProblemShape& s = args.inputs.shape;
-  return grouped_gemm1_gathers(args.weights->quant, args.weights->gate_up_interleaved, path, s.inter, s.m * s.topk,
-                               s.num_experts);
+  return grouped_gemm1_gathers(args.weights->quant, args.weights->gate_up_interleaved, path, s.inter, s.hidden,
+                               s.m * s.topk, s.num_experts, sms);
 }
 
 // The grouped GEMM instantiation that serves projection `which` of these weights on `path` (a
@@ -228,7 +228,7 @@ kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath pat
   }
   const bool gated = w13 && gemm1_gated(*args.weights);
   const int64_t tile_m = swap ? swapped_tile_rows(n) : grouped_tile_rows(s.m * s.topk, s.num_experts, n, w13, sms);
-  return kernels::grouped_gemm_entry(elem, swap, gated, static_cast<int>(tile_m), w13 && gemm1_gathers_rows(args, path));
+  return kernels::grouped_gemm_entry(elem, swap, gated, static_cast<int>(tile_m), w13 && gemm1_gathers_rows(args, path, sms));
 }
 
 }  // namespace
@@ -609,7 +609,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   }
 
   void* intermediate = at<void>(workspace, ws, "intermediate");
-  const bool gathers = gemm1_gathers_rows(args, path);  // else x's rows copied in expert order first
+  const bool gathers = gemm1_gathers_rows(args, path, sms);  // else x's rows copied in expert order first
   if (!gathers) FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, row_of_pair, stream));
 
   // One GEMM over all experts; integer weights a chunk of experts at a time, each chunk first
@@ -708,7 +708,7 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   al.active_experts = at<int32_t>(workspace, ws, "active_experts");
   al.block_counts = ws.find("align_chunk_counts") ? at<int32_t>(workspace, ws, "align_chunk_counts") : nullptr;
   const bool grouped = is_grouped_path(path);
-  if (grouped && (fp8_x_by_token(s, args.weights->quant) || gemm1_gathers_rows(args, path))) {
+  if (grouped && (fp8_x_by_token(s, args.weights->quant) || gemm1_gathers_rows(args, path, sms))) {
     // x's quantizer stores by it, or (GEMM1 reading x's rows itself) no gather writes it
     al.row_of_pair = at<int32_t>(workspace, ws, "row_of_pair");
   }

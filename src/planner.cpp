@@ -101,10 +101,18 @@ bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
 }
 
 bool grouped_gemm1_gathers(const QuantParams& q, bool gate_up_interleaved, KernelPath path, int64_t inter,
-                           int64_t pairs, int64_t num_experts) {
-  if (path != KernelPath::kGroupedGemm || q.format != WeightFormat::kDense || !gate_up_interleaved) return false;
+                           int64_t hidden, int64_t pairs, int64_t num_experts, int64_t sm_count) {
+  if (q.format != WeightFormat::kDense || !gate_up_interleaved) return false;
+  const int64_t active = active_experts(pairs, num_experts);
+  if (path == KernelPath::kGroupedSwapped) {
+    if (swapped_tile_rows(2 * inter) != 128) return false;  // the gathering kernel's tile
+    const int64_t tiles = active * ((2 * inter + 127) / 128);
+    return tiles <= kSwapGatherMaxTilesPerSm * std::max<int64_t>(1, sm_count) ||
+           hidden * pairs >= kSwapGatherMinRowElems * active;
+  }
+  if (path != KernelPath::kGroupedGemm) return false;
   return 2 * inter <= kGatherMaxGateUpRows ||
-         (2 * inter <= kGatherShortMaxGateUpRows && pairs <= kGatherShortMaxRows * active_experts(pairs, num_experts));
+         (2 * inter <= kGatherShortMaxGateUpRows && pairs <= kGatherShortMaxRows * active);
 }
 
 int64_t swapped_tile_rows(int64_t weight_rows) { return weight_rows >= kSwapWideMinRows ? 256 : 128; }

@@ -196,25 +196,35 @@ bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
 /// given storage and wna16_dequant always writes. FP8 w13 keeps the checkpoint's order.
 bool grouped_fuses_activation(const QuantParams& quant, bool gate_up_interleaved);
 
-/// Whether GEMM1 of the dense grouped path on unswapped tiles (gated: w13 interleaved) reads
-/// x's rows in token order itself (sm90_gather_mainloop.cuh: a cp.async producer for the
-/// activations beside the weights' TMA) instead of reading the copy a gather kernel writes in
-/// expert order first (then align writes row_of_pair). Its one producer warp issues 16-32
-/// cp.async per lane per k-step (about 5 instructions each) and loads each A tile again for
-/// every 256-row weight tile: it pays where 2I is at most kGatherMaxGateUpRows (two weight
-/// tiles), at any M, and where 2I is at most kGatherShortMaxGateUpRows (eight) while the
-/// experts average at most kGatherShortMaxRows rows (r = pairs / min(E, pairs)), where GEMM1
-/// streams its weights with few token tiles each; from 128 rows per expert the copy wins.
-/// Measured (v38, bf16, one binary, two rounds, the layer with GEMM1 gathering / with the
-/// copy): DeepSeek-V3 TP8 (2I = 512) r = 64 / 128 0.882 / 0.872; Scout (2048) r = 64 / 128 /
-/// 256 0.976 / 1.013 / 1.093; Qwen3 (1536) 0.987 / 1.005 / 1.054; Qwen2 (1280) r = 64 / 128 /
-/// 256 / 512 0.959 / 0.995 / 1.059 / 1.012; Mixtral (28672) r = 64 / 128 1.019 / 1.021, then
-/// 1.136-1.160.
+/// Whether GEMM1 of the dense grouped path (gated: w13 interleaved) reads x's rows in token
+/// order itself (sm90_gather_mainloop.cuh: a cp.async producer for the activations beside the
+/// weights' TMA) instead of reading the copy a gather kernel writes in expert order first (then
+/// align writes row_of_pair). Its one producer warp issues 16-32 cp.async per lane per k-step
+/// (about 5 instructions each), loads each token tile again for every weight tile, and pays a
+/// dependent chain of loads (the tile's rows' tokens) at each tile's start.
+/// Unswapped tiles: where 2I is at most kGatherMaxGateUpRows (two 256-row weight tiles), at
+/// any M, and where 2I is at most kGatherShortMaxGateUpRows (eight) while the experts average
+/// at most kGatherShortMaxRows rows (r = pairs / min(E, pairs)), where GEMM1 streams its
+/// weights with few token tiles each; from 128 rows the copy wins. Measured (v38, bf16, one
+/// binary, two rounds, the layer gathering / with the copy): DeepSeek-V3 TP8 (2I = 512) r =
+/// 64 / 128 0.882 / 0.872; Scout (2048) r = 64 / 128 / 256 0.976 / 1.013 / 1.093; Qwen3
+/// (1536) 0.987 / 1.005 / 1.054; Qwen2 (1280) r = 64 / 128 / 256 / 512 0.959 / 0.995 / 1.059 /
+/// 1.012; Mixtral (28672) r = 64 / 128 1.019 / 1.021, then 1.136-1.160.
+/// Swapped tiles (128 weight rows x 64 tokens; not the 256-row ones): where GEMM1 has at most
+/// kSwapGatherMaxTilesPerSm weight tiles per SM (active experts x ceil(2I / 128)), so few tile
+/// starts per SM, or where the gather copies many elements per expert (H * r at least
+/// kSwapGatherMinRowElems). Measured (v38, bf16, three rounds, same comparison): Scout (1.9
+/// tiles per SM) r = 4-32 0.979-0.992, Qwen2 (4.8) r = 4-32 0.989-0.995; Qwen3 (11.6, H =
+/// 2048) r = 4-32 1.010-1.020 and DeepSeek-V3 TP8 (7.8, H = 7168) r = 2 / 4 / 8 1.003 / 1.029
+/// / 1.001, but r = 16 / 32 (H * r = 114688 / 229376) 0.985 / 0.920; a second run 1.003 / 1.038
+/// / 1.006 / 0.991 / 0.934 for DeepSeek, Qwen3 1.018-1.034.
 inline constexpr int64_t kGatherMaxGateUpRows = 512;
 inline constexpr int64_t kGatherShortMaxGateUpRows = 2048;
 inline constexpr int64_t kGatherShortMaxRows = 64;
+inline constexpr int64_t kSwapGatherMaxTilesPerSm = 5;
+inline constexpr int64_t kSwapGatherMinRowElems = 100000;
 bool grouped_gemm1_gathers(const QuantParams& quant, bool gate_up_interleaved, KernelPath path, int64_t inter,
-                           int64_t pairs, int64_t num_experts);
+                           int64_t hidden, int64_t pairs, int64_t num_experts, int64_t sm_count);
 
 /// Whether `path` stores GEMM1's gate and up sums in the activation dtype before the
 /// activation (the grouped paths where GEMM1 does not apply it itself); the CPU reference

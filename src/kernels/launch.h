@@ -421,6 +421,8 @@ FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated_gather)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated_gather)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated_gather_m64)
 FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated_gather_m64)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_bf16_gated_swap_gather)
+FUSEDMOE_DECLARE_GROUPED_GEMM(grouped_gemm_fp16_gated_swap_gather)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_swap)
@@ -447,12 +449,17 @@ struct GroupedGemmEntry {
 #define FUSEDMOE_GROUPED_ENTRY(name) GroupedGemmEntry{name##_workspace_bytes, launch_##name, name##_setup_pair}
 /// gated: GEMM1 with the gated activation in its epilogue (GroupedGemmParams' gated fields).
 /// tile_m: the tile's M, with swapped operands weight rows, 128 or 256 (planner.h,
-/// swapped_tile_rows), else token rows, 128 or 64 (grouped_tile_rows). gather_a (gated,
-/// unswapped): GEMM1 reads x's rows in token order itself (GroupedGemmParams::gather_topk).
+/// swapped_tile_rows), else token rows, 128 or 64 (grouped_tile_rows). gather_a (gated; with
+/// swapped operands on 128 weight rows only): GEMM1 reads x's rows in token order itself
+/// (GroupedGemmParams::gather_topk).
 /// Every family of one dtype and operand order shares the per-expert arrays' layout, so either
 /// GEMM's entry may run setup_pair for both.
 inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated, int tile_m, bool gather_a = false) {
   const bool bf16 = e == ElemType::kBF16;
+  if (gather_a && gated && swap && tile_m == 128) {
+    return bf16 ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated_swap_gather)
+                : FUSEDMOE_GROUPED_ENTRY(grouped_gemm_fp16_gated_swap_gather);
+  }
   if (gather_a && gated && !swap) {
     if (tile_m == 64) {
       return bf16 ? FUSEDMOE_GROUPED_ENTRY(grouped_gemm_bf16_gated_gather_m64)

@@ -302,7 +302,7 @@ class GatedActEpilogue {
 // of the unswapped FP8 families (epilogue or block scales), 128 (cooperative) or 64 (pingpong,
 // 64 x 128 x 128; fp8_grouped_tile_rows). The swapped FP8 families have one tile shape each.
 // kGatherA: GEMM1 reading x's rows in token order itself (sm90_gather_mainloop.cuh) instead
-// of a gathered copy; the bf16/fp16 gated unswapped family only.
+// of a gathered copy, as A or (swapped) as B; the bf16/fp16 gated families only.
 template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false, bool kGatedOut = false,
           int kTileM = 128, bool kGatherRows = false>
 struct GroupedGemm {
@@ -348,17 +348,18 @@ struct GroupedGemm {
                          cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative>,
       Fusion>::CollectiveOp;
   static_assert(!kGated || !kFp8, "the gated epilogue serves the bf16/fp16 family");
-  static_assert(!kGatherA || (kGated && !kSwap), "the gathering mainloop serves the unswapped gated GEMM1");
+  static_assert(!kGatherA || kGated, "the gathering mainloop serves the gated GEMM1");
   using Epilogue = std::conditional_t<
       kGated, cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<GatedActEpilogue<ElementD, kSwap>>,
       TmaEpilogue>;
-  // The gathering mainloop's shared array of source rows (its kExtraSmemBytes) is carved out
-  // with the epilogue's storage before the stage count is chosen.
-  static constexpr int kGatherSmemBytes = kGatherA ? kTileM * 8 + 128 : 0;
+  // The gathering mainloop's shared array of the tile's tokens (its kExtraSmemBytes, 4 bytes
+  // per token row; 8 reserved, as measured) is carved out with the epilogue's storage before
+  // the stage count is chosen.
+  static constexpr int kGatherSmemBytes = kGatherA ? cute::size<kSwap ? 1 : 0>(TileShape{}) * 8 + 128 : 0;
   using Main = Mainloop<ElementAB, kScaled ? (kSwap ? kScaleN : 1) : 0, kScaled ? (kSwap ? 1 : kScaleN) : 0, TileShape,
                         static_cast<int>(sizeof(typename Epilogue::SharedStorage)) + kGatherSmemBytes, kPingpong>;
-  using MainOp = std::conditional_t<kGatherA, GatherAMainloop<typename Main::Op>, typename Main::Op>;
-  static_assert(!kGatherA || GatherAMainloop<typename Main::Op>::kExtraSmemBytes <= kGatherSmemBytes,
+  using MainOp = std::conditional_t<kGatherA, GatherRowsMainloop<typename Main::Op, kSwap>, typename Main::Op>;
+  static_assert(!kGatherA || GatherRowsMainloop<typename Main::Op, kSwap>::kExtraSmemBytes <= kGatherSmemBytes,
                 "the carveout covers the gathering mainloop's shared array");
 
   using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, MainOp, Epilogue>;
@@ -648,9 +649,10 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
   FUSEDMOE_GROUPED_GEMM_INSTANCE_ROWS(name, ElementAB, ElementD, kScaleN, kSwap, kGated, 128)
 #define FUSEDMOE_GROUPED_GEMM_INSTANCE_ROWS(name, ElementAB, ElementD, kScaleN, kSwap, kGated, kTileM)               \
   FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, (sm90::GroupedGemm<ElementAB, ElementD, kScaleN, kSwap, kGated, kTileM>))
-// The gated GEMM1 reading x's rows itself (kGatherA), on tiles of kTileM token rows.
-#define FUSEDMOE_GROUPED_GEMM_INSTANCE_GATHER(name, ElementAB, kTileM) \
-  FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, (sm90::GroupedGemm<ElementAB, ElementAB, 0, false, true, kTileM, true>))
+// The gated GEMM1 reading x's rows itself (kGatherA), on tiles of kTileM token rows, or
+// (kSwap) of kTileM weight rows and 64 tokens.
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE_GATHER(name, ElementAB, kTileM, kSwap) \
+  FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, (sm90::GroupedGemm<ElementAB, ElementAB, 0, kSwap, true, kTileM, true>))
 #define FUSEDMOE_GROUPED_GEMM_UNPAREN(...) __VA_ARGS__
 #define FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, type)                                                              \
   namespace fusedmoe::kernels {                                                                                      \

@@ -3,4 +3,4 @@
 // gated activation in its epilogue (one kernel per translation unit).
 #include "sm90_grouped_gemm.cuh"
 
-FUSEDMOE_GROUPED_GEMM_INSTANCE_GATHER(grouped_gemm_bf16_gated_gather, cutlass::bfloat16_t, 128)
+FUSEDMOE_GROUPED_GEMM_INSTANCE_GATHER(grouped_gemm_bf16_gated_gather, cutlass::bfloat16_t, 128, false)

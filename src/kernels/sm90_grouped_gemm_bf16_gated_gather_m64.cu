@@ -3,4 +3,4 @@
 // grouped_tile_rows), the gated activation in its epilogue.
 #include "sm90_grouped_gemm.cuh"
 
-FUSEDMOE_GROUPED_GEMM_INSTANCE_GATHER(grouped_gemm_bf16_gated_gather_m64, cutlass::bfloat16_t, 64)
+FUSEDMOE_GROUPED_GEMM_INSTANCE_GATHER(grouped_gemm_bf16_gated_gather_m64, cutlass::bfloat16_t, 64, false)

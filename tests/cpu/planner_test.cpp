@@ -289,30 +289,48 @@ TEST(Planner, GroupedTileRowsPerGemm) {
 }
 
 TEST(Planner, GemmOneGathersRowsOnlyWithFewWeightTiles) {
-  // v38: GEMM1 reads x's rows itself on the dense unswapped path where 2I fits two 256-row
+  // v38: GEMM1 reads x's rows itself on the dense unswapped path (here H = 4096) where 2I fits two 256-row
   // weight tiles (DeepSeek-V3 TP8: I = 256) at any M, and up to eight (2I <= 2048) while the
   // experts average at most 64 rows; a gather kernel first elsewhere.
   QuantParams dense;
+  constexpr int64_t kSms = 132;
   const KernelPath gemm = KernelPath::kGroupedGemm;
-  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 256, 8 * 4096, 256));  // DeepSeek M = 4096: r = 128
-  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, kGatherMaxGateUpRows / 2, 1 << 20, 8));
-  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 768, 8 * 1024, 128));    // Qwen3 M = 1024: r = 64
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, 768, 8 * 1024 + 1, 128));
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, 768, 8 * 2048, 128));   // r = 128
-  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 1024, 1024, 16));        // Scout M = 1024
-  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, kGatherShortMaxGateUpRows / 2, 64, 1));
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, kGatherShortMaxGateUpRows / 2 + 8, 64, 1));
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, 14336, 2 * 256, 8));    // Mixtral M = 256: r = 64
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 256, 4096, 8 * 4096, 256, kSms));  // DeepSeek M = 4096: r = 128
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, kGatherMaxGateUpRows / 2, 4096, 1 << 20, 8, kSms));
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 768, 4096, 8 * 1024, 128, kSms));    // Qwen3 M = 1024: r = 64
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, 768, 4096, 8 * 1024 + 1, 128, kSms));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, 768, 4096, 8 * 2048, 128, kSms));   // r = 128
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 1024, 4096, 1024, 16, kSms));        // Scout M = 1024
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, kGatherShortMaxGateUpRows / 2, 4096, 64, 1, kSms));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, kGatherShortMaxGateUpRows / 2 + 8, 4096, 64, 1, kSms));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, 14336, 4096, 2 * 256, 8, kSms));    // Mixtral M = 256: r = 64
   // Fewer pairs than experts: the active experts are the pairs (r = 1).
-  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 768, 3, 128));
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 768, 4096, 3, 128, kSms));
   // Only the gated GEMM1 (interleaved w13) of dense weights on unswapped tiles.
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, false, gemm, 256, 64, 8));
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kGroupedSwapped, 256, 64, 8));
-  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kSmallM, 256, 64, 8));
-  EXPECT_FALSE(grouped_gemm1_gathers(integer_quant(WeightFormat::kGPTQ, 4, 128, false), true, gemm, 256, 64, 8));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, false, gemm, 256, 4096, 64, 8, kSms));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kSmallM, 256, 4096, 64, 8, kSms));
+  EXPECT_FALSE(grouped_gemm1_gathers(integer_quant(WeightFormat::kGPTQ, 4, 128, false), true, gemm, 256, 4096, 64, 8, kSms));
   QuantParams fp8;
   fp8.format = WeightFormat::kFP8PerChannel;
-  EXPECT_FALSE(grouped_gemm1_gathers(fp8, true, gemm, 256, 64, 8));
+  EXPECT_FALSE(grouped_gemm1_gathers(fp8, true, gemm, 256, 4096, 64, 8, kSms));
+}
+
+TEST(Planner, SwappedGemmOneGathersRowsWithFewTilesOrLongRows) {
+  // v38: with swapped operands (128 weight rows x 64 tokens) where GEMM1 has at most 5 weight
+  // tiles per SM, or where H * r reaches kSwapGatherMinRowElems.
+  QuantParams dense;
+  constexpr int64_t kSms = 132;
+  const KernelPath swapped = KernelPath::kGroupedSwapped;
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, swapped, 1024, 5120, 64, 16, kSms));       // Scout: 256 tiles
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, swapped, 640, 3584, 8 * 32, 64, kSms));    // Qwen2: 640 tiles
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, swapped, 768, 2048, 8 * 512, 128, kSms)); // Qwen3: r = 32
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, swapped, 256, 7168, 8 * 256, 256, kSms)); // DeepSeek r = 8
+  EXPECT_TRUE(grouped_gemm1_gathers(dense, true, swapped, 256, 7168, 8 * 512, 256, kSms));  // r = 16
+  // The tile count's bound scales with the SMs: Qwen2 on half the SMs copies first.
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, swapped, 640, 3584, 8 * 32, 64, kSms / 2));
+  // Not on 256 weight rows per tile (2I >= kSwapWideMinRows: Mixtral).
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, swapped, kSwapWideMinRows / 2, 4096, 64, 8, kSms));
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, false, swapped, 1024, 5120, 64, 16, kSms));
 }
 
 TEST(Planner, Fp8GroupedTileRowsPerGemm) {
