@@ -523,6 +523,12 @@ TEST_P(DenseLayer, Fp16ActivationsAndWeightOnInput) {
   c.act = DType::kFP16;
   c.weight_on_input = true;
   run_case(c);
+  // And (v38) many experts with 12 weight tiles each: on swapped tiles more than
+  // kSwapGatherMaxTilesPerSm per SM with short rows, so the copy and the plain swapped fp16
+  // GEMM1, which the cases above (few tiles) no longer reach; unswapped, the gathering one.
+  c = custom(64, 128, 256, 768, 4, "uniform");
+  c.act = DType::kFP16;
+  run_case(c);
 }
 
 TEST_P(DenseLayer, RoutingFromLogitsOnTheGpu) {
