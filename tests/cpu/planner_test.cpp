@@ -306,7 +306,7 @@ TEST(Planner, GemmOneGathersRowsOnlyWithFewWeightTiles) {
   EXPECT_FALSE(grouped_gemm1_gathers(dense, true, gemm, 14336, 4096, 2 * 256, 8, kSms));    // Mixtral M = 256: r = 64
   // Fewer pairs than experts: the active experts are the pairs (r = 1).
   EXPECT_TRUE(grouped_gemm1_gathers(dense, true, gemm, 768, 4096, 3, 128, kSms));
-  // Only the gated GEMM1 (interleaved w13) of dense weights on unswapped tiles.
+  // Only the gated GEMM1 (interleaved w13) of dense weights on the grouped tiles.
   EXPECT_FALSE(grouped_gemm1_gathers(dense, false, gemm, 256, 4096, 64, 8, kSms));
   EXPECT_FALSE(grouped_gemm1_gathers(dense, true, KernelPath::kSmallM, 256, 4096, 64, 8, kSms));
   EXPECT_FALSE(grouped_gemm1_gathers(integer_quant(WeightFormat::kGPTQ, 4, 128, false), true, gemm, 256, 4096, 64, 8, kSms));
