@@ -2,6 +2,8 @@
 # Installs what the build needs beyond a fresh machine's toolchain into .deps/ (ignored):
 #   .deps/cutlass     CUTLASS 4.2.0 headers (include/, tools/util/include/) from the
 #                     nvidia-cutlass==4.2.0.0 wheel, installed with pip --no-deps
+#   .deps/cuobjdump   cuobjdump and nvdisasm from NVIDIA's wheels, where nvcc's toolkit lacks
+#                     them (the SASS check of the CUDA build)
 #   .deps/googletest  GoogleTest sources, copied from /usr/src/googletest when present, so
 #                     the GPU machine (no package registry) can build the tests
 # Idempotent: a second run only checks.
@@ -26,6 +28,19 @@ if ! grep -qs "define CUTLASS_MINOR 2" "$cutlass/include/cutlass/version.h"; the
 fi
 grep -E "define CUTLASS_(MAJOR|MINOR|PATCH) " "$cutlass/include/cutlass/version.h" | awk '{printf "%s ", $3} END {print ""}' |
   grep -q "^4 2 0" || { echo "setup: $cutlass is not CUTLASS 4.2.0" >&2; exit 1; }
+
+# cuobjdump (and the nvdisasm it runs) for the SASS check of the CUDA build
+# (scripts/sass_pdl_check.py, a CPU test): the toolkit's where it has them, else NVIDIA's wheels
+# for nvcc's major version.
+nvcc_bin="$(command -v nvcc || true)"
+[ -n "$nvcc_bin" ] || [ ! -x /usr/local/cuda/bin/nvcc ] || nvcc_bin=/usr/local/cuda/bin/nvcc
+if [ -n "$nvcc_bin" ] && { [ ! -x "$(dirname "$nvcc_bin")/cuobjdump" ] || [ ! -x "$(dirname "$nvcc_bin")/nvdisasm" ]; } &&
+  ! ls "$deps"/cuobjdump/nvidia/cu*/bin/nvdisasm > /dev/null 2>&1; then
+  major="$("$nvcc_bin" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')"
+  echo "setup: installing cuobjdump and nvdisasm (CUDA $major) into $deps/cuobjdump"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps \
+    --target "$deps/cuobjdump" "nvidia-cuda-cuobjdump>=$major,<$((major + 1))" "nvidia-cuda-nvdisasm>=$major,<$((major + 1))"
+fi
 
 if [ ! -f "$deps/googletest/CMakeLists.txt" ] && [ -f /usr/src/googletest/CMakeLists.txt ]; then
   echo "setup: copying GoogleTest sources into $deps/googletest"

@@ -72,20 +72,36 @@ __device__ __forceinline__ float apply_act(GatedAct act, float g, float u) {
 
 // Streamed once: keep weights out of L1 and low in L2's priority.
 __device__ __forceinline__ uint4 load_weight(const uint4* p) { return __ldcs(p); }
-__device__ __forceinline__ uint4 load_act(const uint4* p) { return __ldg(p); }
+// Data an earlier kernel of the layer wrote (activations, their scales, the intermediate, the
+// down GEMM's rows): cached in L1, never through the non-coherent path (`ld.global.nc`,
+// `__ldg`). Under PDL a kernel starts while its predecessor still writes, and ptxas may move a
+// `.nc` load above `griddepcontrol.wait` (a read-only load, it assumes, cannot see a write):
+// down's ring GEMV at one n-tile loaded its first activations before the wait and read the
+// intermediate the gate-up GEMV had not yet written (whole CTAs of NaN at DeepSeek-V3 M = 3,
+// PERF.md v40). scripts/sass_pdl_check.py checks the built kernels for such loads.
+__device__ __forceinline__ uint4 load_act(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float load_act(const float* p) {
+  float v;
+  asm volatile("ld.global.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  return v;
+}
 
 // The same loads when `ok`, else zeros, as one predicated instruction: a select around the
 // load (`ok ? load(p) : 0`) compiled to a branch per load, and under a register bound each
 // branch rebuilt its address (fp8_gemv, v18: 150-210 instructions per 64-k step).
-#define FUSEDMOE_LOAD16_IF(qualifier)                                                              \
+#define FUSEDMOE_LOAD16_IF(op)                                                                     \
   uint4 v = make_uint4(0, 0, 0, 0);                                                              \
-  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t@p ld.global." qualifier         \
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t@p " op                             \
                ".v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"                                             \
                : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)                                      \
                : "l"(p), "r"(static_cast<int>(ok)));                                             \
   return v
-__device__ __forceinline__ uint4 load_weight_if(const uint4* p, bool ok) { FUSEDMOE_LOAD16_IF("cs"); }
-__device__ __forceinline__ uint4 load_act_if(const uint4* p, bool ok) { FUSEDMOE_LOAD16_IF("nc"); }
+__device__ __forceinline__ uint4 load_weight_if(const uint4* p, bool ok) { FUSEDMOE_LOAD16_IF("ld.global.cs"); }
+__device__ __forceinline__ uint4 load_act_if(const uint4* p, bool ok) { FUSEDMOE_LOAD16_IF("ld.global"); }
 #undef FUSEDMOE_LOAD16_IF
 
 // The local expert of a routed id: the expert map's entry (the id itself without a map), -1

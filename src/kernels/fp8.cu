@@ -550,7 +550,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) xs[nt][h] = __ldg(xs_p[nt][h] + b);
+        for (int h = 0; h < 2; ++h) xs[nt][h] = load_act(xs_p[nt][h] + b);
     };
     // acc += part * (weight row scale * token scale) of block kb; the next block's scales.
     auto scale_block = [&]() {
