@@ -411,9 +411,11 @@ namespace {
 
 // small_m_splitk (dense) or wna16_gemv (int) for both GEMMs: the planner picks split-K and
 // token tiles from the expert's tile count.
-// down_out: the down GEMV's rows by pair (expert_out, or the output itself for top-1).
+// down_out: the down GEMV's rows by pair (expert_out, or the output itself for top-1), or,
+// with down_combines (one_token_down), out's row with the combine folded into the down GEMV.
 Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, const float* topk_weights,
-                   void* workspace, const WorkspaceLayout& ws, int32_t sms, void* down_out, cudaStream_t stream) {
+                   void* workspace, const WorkspaceLayout& ws, int32_t sms, void* down_out, bool down_combines,
+                   cudaStream_t stream) {
   const MoeInputs& in = args.inputs;
   const ProblemShape& s = in.shape;
   const int64_t pairs = s.m * s.topk;
@@ -480,6 +482,18 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
   void* intermediate = at<void>(workspace, ws, "intermediate");
   if (!fp8) {
     FUSEDMOE_RETURN_IF_ERROR(gemm(true, in.x, args.weights->w13.weight, intermediate, s.inter, s.hidden, nullptr));
+    static_assert(kOneTokenDownMinTopk == kernels::kOneTokenDownMinTopk &&
+                  kOneTokenDownMaxTopk == kernels::kOneTokenDownMaxTopk);
+    if (down_combines) {
+      g.gate_up = false;
+      g.x = intermediate;
+      g.w = args.weights->w2.weight;
+      g.out = down_out;
+      g.n_out = s.hidden;
+      g.k = s.inter;
+      const cudaError_t e = kernels::launch_one_token_down(g, stream);
+      return e == cudaSuccess ? Status() : cuda_error(e, "small_m_splitk one-token down launch");
+    }
     return gemm(false, intermediate, args.weights->w2.weight, down_out, s.hidden, s.inter, nullptr);
   }
   // FP8: x was quantized by layer_run; the activation output is quantized between the GEMMs
@@ -730,6 +744,10 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   const char* out_begin = static_cast<const char*>(args.out);
   const bool direct_out = !grouped && top1_direct_output(s, in.expert_map != nullptr) &&
                           (out_begin + s.m * row_bytes <= x_begin || x_begin + s.m * row_bytes <= out_begin);
+  // One token on the small-M path: the down GEMV sums the token's experts itself (writing out
+  // after the gate-up GEMV has read x, so an in-place call is safe too); not where the caller
+  // forces the down GEMV's split-K, which that kernel does not take.
+  const bool down_combines = !grouped && one_token_down(s, args.weights->quant) && args.split_k_down <= 0;
   if (direct_out) {
     al.skipped_rows = args.out;
     al.skipped_row_bytes = row_bytes;
@@ -738,8 +756,9 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream, x_first));
   FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, path, al, topk_weights, workspace, ws, sms, stream)
                                    : run_small_m(args, al, topk_weights, workspace, ws, sms,
-                                                 direct_out ? args.out : expert_out, stream));
-  if (direct_out) return Status();
+                                                 direct_out || down_combines ? args.out : expert_out, down_combines,
+                                                 stream));
+  if (direct_out || down_combines) return Status();
 
   return enqueue_combine(in, al, grouped && !in.apply_router_weight_on_input ? topk_weights : nullptr, expert_out,
                          grouped ? at<int32_t>(workspace, ws, "row_of_pair") : nullptr, args.out, stream);

@@ -96,6 +96,10 @@ bool top1_direct_output(const ProblemShape& s, bool has_expert_map) {
   return s.topk == 1 && s.m <= kernels::kZeroSkippedMaxPairs && (!has_expert_map || s.m <= kTop1DirectMaxMappedTokens);
 }
 
+bool one_token_down(const ProblemShape& s, const QuantParams& q) {
+  return q.format == WeightFormat::kDense && s.m == 1 && s.topk >= kOneTokenDownMinTopk && s.topk <= kOneTokenDownMaxTopk;
+}
+
 bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
   return is_integer_format(q.format) || (q.format == WeightFormat::kDense && gate_up_interleaved);
 }

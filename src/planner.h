@@ -189,6 +189,15 @@ bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& quant);
 /// Measured (v27): Scout M = 1 1.1-1.4 us faster without the combine.
 inline constexpr int64_t kTop1DirectMaxMappedTokens = 16;
 bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
+/// Whether a small-M layer runs its down GEMV for one token with the combine folded in
+/// (kernels::launch_one_token_down): dense weights, M = 1, top-k 4-8. A CTA sums its 16
+/// output rows over the token's experts in shared memory, so neither the y rows nor the
+/// combine's launch remain. Measured (v39, bf16, M = 1, three rounds, against the combine):
+/// Qwen2 0.926, DeepSeek-V3 TP8 0.976, Qwen3 0.991 (top-8), Mixtral (top-2, K = 14336) 1.006;
+/// top-1 writes its output directly already.
+inline constexpr int64_t kOneTokenDownMinTopk = 4;
+inline constexpr int64_t kOneTokenDownMaxTopk = 8;  // one CTA's 8 warps, one expert each at least
+bool one_token_down(const ProblemShape& shape, const QuantParams& quant);
 
 /// Whether GEMM1 of the bf16/int grouped path applies the gated activation in its epilogue
 /// (sm90_grouped_gemm's gated instantiations), writing I columns instead of the 2I of gate and

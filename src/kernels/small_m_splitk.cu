@@ -121,6 +121,120 @@ __device__ __forceinline__ void grouped_gemv_regs(const GroupedGemvParams& p, bo
   }
 }
 
+// One n-tile of grouped_gemv_regs's register pipeline over this lane's two weight rows (lo, hi)
+// and the 32-k steps [s_begin, s_end) of K, for kernels with their own work split: kUnroll
+// steps per block, two blocks in flight; steps past the slice or past K are zero.
+// (grouped_gemv_regs keeps its own copy: moving it onto this struct changed the PTX of every
+// register-pipeline kernel, and that build failed a GPU test, PERF.md v39.)
+template <typename T>
+struct RegisterStream {
+  static constexpr int kUnroll = 4;
+  const T* lo;
+  const T* hi;
+  int64_t s_begin, s_end, K;
+  int q;
+  uint4 cur_lo[kUnroll], cur_hi[kUnroll];
+
+  __device__ __forceinline__ void load_block(int64_t s0, uint4 (&l)[kUnroll], uint4 (&h)[kUnroll]) const {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t k = (s0 + u) * 32 + 8 * q;
+      const bool ok = s0 + u < s_end && k < K;
+      l[u] = ok ? load_weight(reinterpret_cast<const uint4*>(lo + k)) : make_uint4(0, 0, 0, 0);
+      h[u] = ok ? load_weight(reinterpret_cast<const uint4*>(hi + k)) : make_uint4(0, 0, 0, 0);
+    }
+  }
+  // The first block: issued before the token rows are known, so that the latencies overlap.
+  __device__ __forceinline__ void start() { load_block(s_begin, cur_lo, cur_hi); }
+  // acc = the slice's products with the token row x_row (zeros where !x_valid).
+  __device__ __forceinline__ void run(const T* x_row, bool x_valid, float (&acc)[4]) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[i] = 0.0f;
+    for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
+      uint4 nxt_lo[kUnroll], nxt_hi[kUnroll];
+      load_block(s0 + kUnroll, nxt_lo, nxt_hi);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t k = (s0 + u) * 32 + 8 * q;
+        const bool ok = s0 + u < s_end && k < K;
+        const uint4 b = ok && x_valid ? load_act(reinterpret_cast<const uint4*>(x_row + k)) : make_uint4(0, 0, 0, 0);
+        mma_16816<T>(acc, cur_lo[u].x, cur_hi[u].x, cur_lo[u].y, cur_hi[u].y, b.x, b.y);
+        mma_16816<T>(acc, cur_lo[u].z, cur_hi[u].z, cur_lo[u].w, cur_hi[u].w, b.z, b.w);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        cur_lo[u] = nxt_lo[u];
+        cur_hi[u] = nxt_hi[u];
+      }
+    }
+  }
+};
+
+// Down for one token with the combine folded in (M = 1, top-k 4-8, dense weights): out's row is
+// the sum over the token's local experts e of w2[e] a[pos_e] times the routed weight, so a CTA
+// takes one 16-row tile of it over all of them. Warp w computes live expert w / kSplitK (align's
+// active list; the token's experts are distinct, one pair each, and a repeated expert's pairs
+// are its MMA token columns) on K slice w % kSplitK; the partial sums meet in shared memory by
+// the pair's top-k slot and are added slot by slot, splits in order (bitwise deterministic), and
+// the CTA writes out[0, n0 .. n0 + 15]. No y rows and no combine launch; slots whose expert is
+// not local (expert parallelism) are not in the list and add nothing, as in the combine.
+template <typename T, int kSplitK>
+__global__ void __launch_bounds__(kThreads) one_token_down_kernel(GroupedGemvParams p) {
+  constexpr int kExperts = kWarps / kSplitK;  // the token's live experts a CTA covers (>= topk)
+  __shared__ float s_part[kExperts][kSplitK][16];  // [top-k slot][split][row of the tile]
+  for (int i = threadIdx.x; i < kExperts * kSplitK * 16; i += kThreads) (&s_part[0][0][0])[i] = 0.0f;
+  __syncthreads();
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+  const int which = warp / kSplitK, split = warp % kSplitK;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * 16;
+  // Align's table is complete before this kernel starts (WarpPlace::start); only the
+  // intermediate comes from the predecessor.
+  const bool live = which < p.active_experts[p.num_experts];
+  const int e = live ? p.active_experts[which] : 0;
+  const int64_t begin = live ? p.expert_offsets[e] : 0;
+  const int count = live ? min(p.expert_counts[e], 8) : 0;  // pairs of e: at most top-k <= 8
+  RegisterStream<T> stream;
+  const T* w_e = static_cast<const T*>(p.w) + static_cast<int64_t>(e) * p.n_out * p.k;
+  const int64_t r_lo = n0 + g < p.n_out ? n0 + g : p.n_out - 1, r_hi = n0 + 8 + g < p.n_out ? n0 + 8 + g : p.n_out - 1;
+  stream.lo = w_e + r_lo * p.k;
+  stream.hi = w_e + r_hi * p.k;
+  stream.K = p.k;
+  stream.q = q;
+  const int64_t steps = (p.k + 31) / 32, per_split = (steps + kSplitK - 1) / kSplitK;
+  stream.s_begin = split * per_split;
+  const int64_t s_end = stream.s_begin + per_split < steps ? stream.s_begin + per_split : steps;
+  stream.s_end = live ? s_end : stream.s_begin;  // no expert: no loads
+  stream.start();
+  wait_for_predecessor();
+  // Token column g: the expert's pair g, at row begin + g of the intermediate.
+  float acc[4];
+  stream.run(static_cast<const T*>(p.x) + (begin + (g < count ? g : 0)) * p.k, g < count, acc);
+  allow_successor();
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {  // lane (g, q) holds rows g, g + 8 of columns 2q, 2q + 1
+    const int col = 2 * q + h;
+    if (col < count) {
+      const int32_t pair = p.sorted_pairs[begin + col];
+      const float scale = p.weight_on_input ? 1.0f : p.topk_weights[pair];
+      const int slot = pair % p.topk;
+      s_part[slot][split][g] = acc[h] * scale;
+      s_part[slot][split][g + 8] = acc[2 + h] * scale;
+    }
+  }
+  __syncthreads();
+  const int r = threadIdx.x;
+  if (r < 16 && n0 + r < p.n_out) {
+    float sum = 0.0f;
+    for (int slot = 0; slot < p.topk; ++slot) {
+      float part = 0.0f;
+#pragma unroll
+      for (int sp = 0; sp < kSplitK; ++sp) part += s_part[slot][sp][r];
+      sum += part;
+    }
+    static_cast<T*>(p.out)[n0 + r] = Elem<T>::from_float(sum);
+  }
+}
+
 // The ring variant: weights go through shared memory (cp.async), not registers, so that the
 // bytes in flight do not bound the CTAs per SM (PERF.md v30): each lane copies the 16-byte
 // chunks of its two weight rows that it will feed to the MMAs (mapping in gemv_common.cuh) into
@@ -337,6 +451,21 @@ cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interle
   if (e.kernel == nullptr) return cudaErrorInvalidValue;
   if (e.opt_in != cudaSuccess) return e.opt_in;
   return launch_with_pdl_smem(e.kernel, gemv::grid_for(p), dim3(kThreads), e.smem, stream, p, gate_up_interleaved);
+}
+
+cudaError_t launch_one_token_down(const GroupedGemvParams& p, cudaStream_t stream) {
+  // One token: its experts are at most top-k, which one CTA's warps cover.
+  if (p.gate_up || p.k % kVec != 0 || p.n_out <= 0 || p.topk < kOneTokenDownMinTopk || p.topk > kOneTokenDownMaxTopk || p.num_experts <= 0 ||
+      p.max_active > one_token_down_experts(p.topk)) {
+    return cudaErrorInvalidValue;
+  }
+  const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16));
+  const int split = kWarps / one_token_down_experts(p.topk);
+  auto launch = [&](auto kernel) { return launch_with_pdl(kernel, grid, dim3(kThreads), stream, p); };
+  if (p.elem == ElemType::kBF16) {
+    return split == 1 ? launch(one_token_down_kernel<__nv_bfloat16, 1>) : launch(one_token_down_kernel<__nv_bfloat16, 2>);
+  }
+  return split == 1 ? launch(one_token_down_kernel<__half, 1>) : launch(one_token_down_kernel<__half, 2>);
 }
 
 cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles,

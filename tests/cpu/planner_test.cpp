@@ -412,6 +412,20 @@ TEST(Planner, TopOneWritesTheOutputFromTheDownGemv) {
   EXPECT_FALSE(top1_direct_output(make_shape(1, 4096, 14336, 8, 2), false));  // top-2 sums its slots
 }
 
+TEST(Planner, OneTokenSumsItsExpertsInTheDownGemv) {
+  const QuantParams dense;
+  EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), dense));
+  EXPECT_TRUE(one_token_down(make_shape(1, 2048, 1408, 64, kOneTokenDownMinTopk), dense));
+  EXPECT_FALSE(one_token_down(make_shape(2, 7168, 256, 256, 8), dense));       // two tokens may share experts
+  EXPECT_FALSE(one_token_down(make_shape(1, 4096, 14336, 8, 2), dense));       // top-2: measured slower
+  EXPECT_FALSE(one_token_down(make_shape(1, 5120, 8192, 16, 1), dense));       // top-1: direct output already
+  EXPECT_FALSE(one_token_down(make_shape(1, 2048, 768, 128, kOneTokenDownMaxTopk + 1), dense));  // past a CTA's warps
+  QuantParams fp8;
+  fp8.format = WeightFormat::kFP8PerChannel;
+  fp8.act_quant = ActQuant::kPerToken;
+  EXPECT_FALSE(one_token_down(make_shape(1, 7168, 256, 256, 8), fp8));  // dense weights only
+}
+
 TEST(Planner, Fp8PathByRowsPerExpertAndScaling) {
   QuantParams q;
   q.format = WeightFormat::kFP8PerChannel;

@@ -467,6 +467,24 @@ TEST_P(DenseLayer, EdgeShapes) {
     one.bad_map = true;
     run_case(one);
   }
+  // One token, top-k 4-8: on small_m the down GEMV sums the token's experts itself
+  // (one_token_down): top-k 4 / 6 / 8 (K split 2 / 1 / 1 ways), H = 1000 (a partial 16-row
+  // tile), fp16, experts on another GPU (a token with none left writes zeros), a malformed map,
+  // and in place.
+  for (int32_t topk : {4, 6, 8}) {
+    GpuCase one = custom(1, 16, 1000, 264, topk, "uniform");
+    run_case(one);
+    one.act = DType::kFP16;
+    run_case(one);
+    GpuCase mapped = custom(1, 8, 512, 256, topk, "uniform");
+    mapped.ep_half = true;
+    run_case(mapped);
+    mapped.bad_map = true;
+    run_case(mapped);
+    GpuCase in_place = custom(1, 32, 512, 256, topk, "skewed");
+    in_place.out_is_x = true;
+    run_case(in_place);
+  }
   // In place (out = x): top-1 keeps the combine on small_m (align would zero rows of x before
   // the gate-up GEMV reads them); every path reads x before it writes out.
   for (int32_t topk : {1, 4}) {
@@ -710,6 +728,7 @@ void run_graph_replay_case(const GpuCase& c) {
 TEST_P(DenseLayer, CudaGraphReplaysWithNewRouting) {
   REQUIRE_GPU();
   run_graph_replay_case(bench_case("qwen3_30b_a3b_tp1", 16));
+  run_graph_replay_case(bench_case("qwen3_30b_a3b_tp1", 1));  // small_m: one_token_down's combine
 }
 
 TEST_P(DenseLayer, SixtyFourBitIndexing) {
