@@ -124,8 +124,9 @@ __device__ __forceinline__ void grouped_gemv_regs(const GroupedGemvParams& p, bo
 // One n-tile of grouped_gemv_regs's register pipeline over this lane's two weight rows (lo, hi)
 // and the 32-k steps [s_begin, s_end) of K, for kernels with their own work split: kUnroll
 // steps per block, two blocks in flight; steps past the slice or past K are zero.
-// (grouped_gemv_regs keeps its own copy: moving it onto this struct changed the PTX of every
-// register-pipeline kernel, and that build failed a GPU test, PERF.md v39.)
+// (grouped_gemv_regs keeps its own copy: moving it onto this struct changes the PTX of every
+// register-pipeline kernel, which wants a GPU A/B first; the GPU test that failed with that
+// build in v39 was v40's race on main, not the move.)
 template <typename T>
 struct RegisterStream {
   static constexpr int kUnroll = 4;
