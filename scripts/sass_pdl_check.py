@@ -11,7 +11,9 @@ ptxas keeps ordinary loads below the wait but may move a non-coherent one (`ld.g
 while the kernel runs. The down ring GEMV at one n-tile read the intermediate that way before
 its wait (docs/PERF.md v40). The rule checked here: in a kernel that waits, no `LDG...CONSTANT`
 comes before its last `ACQBULK` in the listing (weights and their scales too: a kernel keeps
-its non-coherent loads after the wait, or loads them otherwise). Exit status 1 lists the
+its non-coherent loads after the wait, or loads them otherwise). It reads listing order, not
+control flow: a heuristic that matches how ptxas hoists a load (upward, in straight-line code);
+kernels that never wait are not checked. Exit status 1 lists the
 kernels that break it, 0 says how many waiting kernels were checked.
 """
 import os

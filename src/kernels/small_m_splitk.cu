@@ -126,7 +126,7 @@ __device__ __forceinline__ void grouped_gemv_regs(const GroupedGemvParams& p, bo
 // steps per block, two blocks in flight; steps past the slice or past K are zero.
 // (grouped_gemv_regs keeps its own copy: moving it onto this struct changes the PTX of every
 // register-pipeline kernel, which wants a GPU A/B first; the GPU test that failed with that
-// build in v39 was v40's race on main, not the move.)
+// build in v39 failed as v40's race on main does, at the same point.)
 template <typename T>
 struct RegisterStream {
   static constexpr int kUnroll = 4;
