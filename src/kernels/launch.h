@@ -115,6 +115,8 @@ cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interle
                                 cudaStream_t stream);
 /// CTAs of the (dtype, projection, split_k, n_tiles, staging) instantiation that fit one SM
 /// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); the GPU tests hold it to the planner's counts.
+cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles,
+                                       GemvStaging staging, int* ctas_per_sm);
 /// The down GEMV for a single token with the top-k combine folded in (M = 1, top-k 4-8, dense
 /// weights): p.out is out's one row [n_out] (not y), written whole (zeros where no expert is
 /// local); p.x the intermediate by sorted position, p.topk_weights applied unless
@@ -124,8 +126,6 @@ inline constexpr int32_t kOneTokenDownMinTopk = 4;
 inline constexpr int32_t kOneTokenDownMaxTopk = 8;
 /// The token's live experts one one_token_down CTA covers (its 8 warps split K 8 / this ways).
 constexpr int32_t one_token_down_experts(int32_t topk) { return topk <= 4 ? 4 : 8; }
-cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles,
-                                       GemvStaging staging, int* ctas_per_sm);
 
 /// Prepared weight-only int4/int8 weights of one projection (N rows, K columns; docs/FORMATS.md,
 /// "Prepared integer layout"): codes [E, N, kp * bits / 32] uint32 with kp = K rounded up to
