@@ -211,7 +211,7 @@ bool gemm1_gathers_rows(const MoeArguments& args, KernelPath path, int32_t sms) 
 // grouped path) on `sms` SMs: GEMM1 with the activation in its epilogue where
 // grouped_fuses_activation says, the tile's height by swapped_tile_rows (swapped bf16/fp16
 // operands), grouped_tile_rows (unswapped bf16/fp16) or fp8_grouped_tile_rows (unswapped FP8;
-// with block scales GEMM2 only).
+// with block scales GEMM2 only), and the unswapped FP8 tile's width by fp8_grouped_tile_cols.
 kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath path, Projection which, int32_t sms) {
   const kernels::ElemType elem = elem_type(args.inputs.act_dtype);
   const bool swap = path == KernelPath::kGroupedSwapped;
@@ -224,7 +224,8 @@ kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath pat
     const int64_t k = projection_cols(s, which);
     const int64_t tile_m =
         swap ? 128 : fp8_grouped_tile_rows(s.m * s.topk, s.num_experts, n, k, w13, block_scales, sms);
-    return kernels::fp8_grouped_gemm_entry(elem, block_scales, swap, static_cast<int>(tile_m));
+    const int64_t tile_n = swap ? 128 : fp8_grouped_tile_cols(s.m * s.topk, s.num_experts, tile_m, block_scales);
+    return kernels::fp8_grouped_gemm_entry(elem, block_scales, swap, static_cast<int>(tile_m), static_cast<int>(tile_n));
   }
   const bool gated = w13 && gemm1_gated(*args.weights);
   const int64_t tile_m = swap ? swapped_tile_rows(n) : grouped_tile_rows(s.m * s.topk, s.num_experts, n, w13, sms);

@@ -146,6 +146,12 @@ int64_t fp8_grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight
   return short_tiles ? 64 : 128;
 }
 
+int64_t fp8_grouped_tile_cols(int64_t pairs, int64_t num_experts, int64_t tile_rows, bool block_scales) {
+  if (block_scales) return 128;
+  const bool narrow = tile_rows == 128 && pairs <= kFp8NarrowTileMaxRows * active_experts(pairs, num_experts);
+  return narrow ? 128 : 192;
+}
+
 PathRule path_rule(const QuantParams& q) {
   if (is_integer_format(q.format)) return kIntegerPathRule;
   if (q.format == WeightFormat::kFP8Block) return kFp8BlockPathRule;

@@ -153,6 +153,21 @@ inline constexpr int64_t kFp8DownShortMaxK = 4096;
 int64_t fp8_grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_rows, int64_t k, bool gate_up,
                               bool block_scales, int64_t sm_count);
 
+/// Weight columns per tile (the kernel's N) of the same unswapped FP8 GEMMs, per GEMM from r and
+/// the tile height fp8_grouped_tile_rows chose: epilogue scales 192 (128 x 192 x 128
+/// cooperative, 64 x 192 x 128 pingpong; two promoted accumulator sets of 96 registers per
+/// thread, no spills, where 256 columns spill), except 128 on 128-row tiles at r <=
+/// kFp8NarrowTileMaxRows (mostly padding and bound by the weight stream, where 1.5x as many
+/// tiles spread it better over the SMs; the one-wave test above counts 128 columns); block
+/// scales 128 (a tile spans whole 128-column scale blocks). Measured (v41, fp8_channel, one
+/// binary, two rounds, the layer with every such GEMM on 192 / on 128, bench/results/h200/v41/):
+/// Mixtral r = 128-1024 0.837-0.934 (M = 1024 1132.7 -> 947.8 us), r = 64 0.966 (GEMM1 on 64
+/// rows); Qwen2 r = 64-512 0.930-0.996, Qwen3 r = 64-256 0.940-0.976, Scout r = 64 / 128 / 256
+/// 1.000 / 0.958 / 1.009, DeepSeek-V3 TP8 r = 64 / 128 0.991 / 0.994; fp8_tensor at M = 1024 and
+/// 4096 0.832-1.000. Mixtral's GEMM2 alone on 192 at r = 64 (128-row tiles, k = 14336): 1.033.
+inline constexpr int64_t kFp8NarrowTileMaxRows = 96;
+int64_t fp8_grouped_tile_cols(int64_t pairs, int64_t num_experts, int64_t tile_rows, bool block_scales);
+
 /// Whether sm90_fp8_grouped_gemm takes these FP8 weights: per-tensor, per-channel, or block
 /// scales of 128 x 128 (its scale block; DeepSeek-V3's).
 bool fp8_grouped_supports(const QuantParams& quant);

@@ -437,6 +437,10 @@ FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_swap)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_m64)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_m64)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_n192)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_n192)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_m64_n192)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_m64_n192)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_swap)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block)
@@ -512,9 +516,19 @@ inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated, in
 /// activation scales, the checkpoint's per-column or per-expert weight scales). k a multiple
 /// of 16, n of 8.
 /// tile_m: 64 or 128 token rows per tile of the unswapped kernels (planner.h,
-/// fp8_grouped_tile_rows); 128 for the swapped ones.
-inline GroupedGemmEntry fp8_grouped_gemm_entry(ElemType out, bool block_scales, bool swap, int tile_m) {
+/// fp8_grouped_tile_rows); 128 for the swapped ones. tile_n: weight columns per tile, 128, or
+/// 192 for the unswapped epilogue-scaled kernels (planner.h, fp8_grouped_tile_cols).
+inline GroupedGemmEntry fp8_grouped_gemm_entry(ElemType out, bool block_scales, bool swap, int tile_m,
+                                               int tile_n = 128) {
   const bool bf16 = out == ElemType::kBF16;
+  if (!swap && !block_scales && tile_n == 192) {
+    if (tile_m == 64) {
+      return bf16 ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_epi_m64_n192)
+                  : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_epi_m64_n192);
+    }
+    return bf16 ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_epi_n192)
+                : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_epi_n192);
+  }
   if (!swap && tile_m == 64) {
     if (block_scales) {
       return bf16 ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_block_m64)

@@ -16,8 +16,9 @@
 //    grouped_tile_rows), D = A . B^T.
 //  - FP8 e4m3 A and B with scales that do not vary along k (kScaleN = kEpilogueScales: per-row
 //    activation scales, weight scales per column or one per expert): CUTLASS's FP8 mainloop
-//    (fp32 promotion of the wgmma sums every 128 k, no scales), 128 x 128 x 128 tiles (or 64 x
-//    128 x 128 pingpong: fp8_grouped_tile_rows), and
+//    (fp32 promotion of the wgmma sums every 128 k, no scales), 128 x 192 x 128 tiles (or 64 x
+//    192 x 128 pingpong: fp8_grouped_tile_rows; 128 columns on 128-row tiles of experts with
+//    few rows: kTileN, fp8_grouped_tile_cols), and
 //    D = sa[row] * sb[col] * acc in the epilogue (a column- and a row-vector broadcast with
 //    per-expert pointers; the weights' vector may be one scalar per expert): the activation
 //    scales are the first 128-k block of SFA below, the weight scales the checkpoint's.
@@ -303,8 +304,9 @@ class GatedActEpilogue {
 // 64 x 128 x 128; fp8_grouped_tile_rows). The swapped FP8 families have one tile shape each.
 // kGatherA: GEMM1 reading x's rows in token order itself (sm90_gather_mainloop.cuh) instead
 // of a gathered copy, as A or (swapped) as B; the bf16/fp16 gated families only.
+// kTileN: the tile's N where it is not the family's own (below).
 template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false, bool kGatedOut = false,
-          int kTileM = 128, bool kGatherRows = false>
+          int kTileM = 128, bool kGatherRows = false, int kTileN = 0>
 struct GroupedGemm {
   static constexpr bool kGated = kGatedOut;
   static constexpr bool kGatherA = kGatherRows;
@@ -323,7 +325,7 @@ struct GroupedGemm {
   using TileShape = std::conditional_t<
       kSwap, std::conditional_t<kFp8, cute::Shape<cute::_128, cute::_64, cute::_128>,
                                 cute::Shape<cute::Int<kTileM>, cute::_64, cute::_64>>,
-      std::conditional_t<kFp8, cute::Shape<cute::Int<kTileM>, cute::_128, cute::_128>,
+      std::conditional_t<kFp8, cute::Shape<cute::Int<kTileM>, cute::Int<kTileN == 0 ? 128 : kTileN>, cute::_128>,
                          cute::Shape<cute::Int<kTileM>, cute::_256, cute::_64>>>;
   // Pingpong for the epilogue-scaled FP8 family with swapped operands: its tiles are short
   // (64 rows of few tokens, k = 128 per stage), so the epilogue is a large share of each;
@@ -381,6 +383,10 @@ struct GroupedGemm {
   using Plain = GroupedGemm<ElementAB, ElementD, kScaleN, kSwapOperands, false, kTileM>;
   static_assert(kTileM == 128 || (!kFp8 && kTileM == (kSwap ? 256 : 64)) || (kFp8 && !kSwap && kTileM == 64),
                 "other tile heights: bf16/fp16, and 64 rows for the unswapped FP8 families");
+  // kTileN: the unswapped epilogue-scaled FP8 family's tile width, 192 (0: the family's own, 128
+  // for FP8). 256 would spill the promoted accumulators.
+  static_assert(kTileN == 0 || (kEpilogueScaled && !kSwap && kTileN == 192),
+                "192 columns: the unswapped epilogue-scaled FP8 family only");
 
   // Per-expert argument arrays, carved from the workspace in this order.
   struct Arrays {
@@ -653,6 +659,10 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
 // (kSwap) of kTileM weight rows and 64 tokens.
 #define FUSEDMOE_GROUPED_GEMM_INSTANCE_GATHER(name, ElementAB, kTileM, kSwap) \
   FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, (sm90::GroupedGemm<ElementAB, ElementAB, 0, kSwap, true, kTileM, true>))
+// The unswapped epilogue-scaled FP8 GEMM on 128 x kTileN x 128 tiles.
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE_COLS(name, ElementD, kTileM, kTileN) \
+  FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(                                       \
+      name, (sm90::GroupedGemm<cutlass::float_e4m3_t, ElementD, sm90::kEpilogueScales, false, false, kTileM, false, kTileN>))
 #define FUSEDMOE_GROUPED_GEMM_UNPAREN(...) __VA_ARGS__
 #define FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, type)                                                              \
   namespace fusedmoe::kernels {                                                                                      \

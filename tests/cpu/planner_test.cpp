@@ -369,6 +369,21 @@ TEST(Planner, Fp8GroupedTileRowsPerGemm) {
   EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 2048 + 1, 1024, false, true, kSms), 64);
 }
 
+TEST(Planner, Fp8GroupedTileColsPerGemm) {
+  // Epilogue scales: 192 columns on 64-row tiles at any r, and on 128-row tiles past
+  // kFp8NarrowTileMaxRows rows per expert; block scales: 128 at every r.
+  const int64_t r = kFp8NarrowTileMaxRows;
+  EXPECT_EQ(fp8_grouped_tile_cols(8 * 256, 8, 128, false), 192);      // Mixtral M = 1024, both GEMMs
+  EXPECT_EQ(fp8_grouped_tile_cols(8 * 64, 8, 128, false), 128);       // M = 256, GEMM2 (k = 14336)
+  EXPECT_EQ(fp8_grouped_tile_cols(8 * 64, 8, 64, false), 192);        // and GEMM1 on 64 rows
+  EXPECT_EQ(fp8_grouped_tile_cols(64 * r, 64, 128, false), 128);
+  EXPECT_EQ(fp8_grouped_tile_cols(64 * (r + 1), 64, 128, false), 192);
+  EXPECT_EQ(fp8_grouped_tile_cols(128 * 8, 128, 64, false), 192);
+  EXPECT_EQ(fp8_grouped_tile_cols(0, 8, 128, false), 128);            // no pairs: the one-wave case
+  EXPECT_EQ(fp8_grouped_tile_cols(8 * 1024, 8, 128, true), 128);      // block scales
+  EXPECT_EQ(fp8_grouped_tile_cols(256 * 64, 256, 64, true), 128);
+}
+
 TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   QuantParams q = integer_quant(WeightFormat::kGPTQ, 4, 128, false);
   EXPECT_EQ(path_rule(q).rows, kIntegerPathRule.rows);

@@ -979,6 +979,11 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   GpuCase f = custom(21, 32, 1024, 512, 4, "uniform");
   f.act = DType::kFP16;
   run_fp8_case(f, channel);
+  // fp16 out on 128 x 192 tiles (GEMM1, r = 150 > kFp8NarrowTileMaxRows) beside 64 x 192
+  // (GEMM2); n = 1024 ends in a partial 64-column tile.
+  GpuCase wide = custom(600, 8, 1024, 512, 2, "uniform");
+  wide.act = DType::kFP16;
+  run_fp8_case(wide, channel);
   run_fp8_case(f, fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerToken));
   // Block scales: GEMM2 on 64 rows beside GEMM1 on 128 (r = 19, 300 rows on expert 0; 32
   // experts x 8 weight tiles), fp16 out, and a partial last k block (I = 1104: 8 x 128 + 80;
