@@ -207,11 +207,29 @@ bool gemm1_gathers_rows(const MoeArguments& args, KernelPath path, int32_t sms) 
                                s.m * s.topk, s.num_experts, sms);
 }
 
+// The tile of the FP8 grouped GEMM that serves projection `which` on `path` (a grouped path) on
+// `sms` SMs: swapped, 128 weight rows (and 64 tokens); else token rows by fp8_grouped_tile_rows
+// and weight columns by fp8_grouped_tile_cols.
+struct Fp8Tile {
+  int64_t rows = 128;
+  int64_t cols = 128;
+};
+Fp8Tile fp8_tile(const MoeArguments& args, KernelPath path, Projection which, int32_t sms) {
+  if (path == KernelPath::kGroupedSwapped) return Fp8Tile();
+  const QuantParams& q = args.weights->quant;
+  const ProblemShape& s = args.inputs.shape;
+  const bool block_scales = !fp8_epilogue_scales(q);
+  Fp8Tile t;
+  t.rows = fp8_grouped_tile_rows(s.m * s.topk, s.num_experts, projection_rows(s, which), projection_cols(s, which),
+                                 which == Projection::kW13, block_scales, sms);
+  t.cols = fp8_grouped_tile_cols(s.m * s.topk, s.num_experts, t.rows, block_scales);
+  return t;
+}
+
 // The grouped GEMM instantiation that serves projection `which` of these weights on `path` (a
 // grouped path) on `sms` SMs: GEMM1 with the activation in its epilogue where
 // grouped_fuses_activation says, the tile's height by swapped_tile_rows (swapped bf16/fp16
-// operands), grouped_tile_rows (unswapped bf16/fp16) or fp8_grouped_tile_rows (unswapped FP8;
-// with block scales GEMM2 only), and the unswapped FP8 tile's width by fp8_grouped_tile_cols.
+// operands), grouped_tile_rows (unswapped bf16/fp16) or, FP8, fp8_tile.
 kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath path, Projection which, int32_t sms) {
   const kernels::ElemType elem = elem_type(args.inputs.act_dtype);
   const bool swap = path == KernelPath::kGroupedSwapped;
@@ -220,12 +238,9 @@ kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath pat
   const bool w13 = which == Projection::kW13;
   const int64_t n = projection_rows(s, which);
   if (is_fp8_format(q.format)) {
-    const bool block_scales = !fp8_epilogue_scales(q);
-    const int64_t k = projection_cols(s, which);
-    const int64_t tile_m =
-        swap ? 128 : fp8_grouped_tile_rows(s.m * s.topk, s.num_experts, n, k, w13, block_scales, sms);
-    const int64_t tile_n = swap ? 128 : fp8_grouped_tile_cols(s.m * s.topk, s.num_experts, tile_m, block_scales);
-    return kernels::fp8_grouped_gemm_entry(elem, block_scales, swap, static_cast<int>(tile_m), static_cast<int>(tile_n));
+    const Fp8Tile t = fp8_tile(args, path, which, sms);
+    return kernels::fp8_grouped_gemm_entry(elem, !fp8_epilogue_scales(q), swap, static_cast<int>(t.rows),
+                                           static_cast<int>(t.cols));
   }
   const bool gated = w13 && gemm1_gated(*args.weights);
   const int64_t tile_m = swap ? swapped_tile_rows(n) : grouped_tile_rows(s.m * s.topk, s.num_experts, n, w13, sms);
@@ -545,6 +560,12 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     float* sfb = at<float>(workspace, ws, "fp8_weight_scales");
     float* amax = at<float>(workspace, ws, "amax");
     const bool epilogue_scales = fp8_epilogue_scales(quant);
+    // Block scales: the weights' scale per 128 columns, or per kFp8WideTileScaleCols under a
+    // 192-column tile.
+    auto block_granularity = [&](Projection which) -> int32_t {
+      return fp8_tile(args, path, which, sms).cols == 192 ? kernels::kFp8WideTileScaleCols : 128;
+    };
+    const bool shared_setup = epilogue_scales || block_granularity(Projection::kW13) == block_granularity(Projection::kW2);
     // Each GEMM's parameters (GEMM1 into gate_up, GEMM2 into rows), its arrays set (0 or 1).
     auto params = [&](Projection which) {
       const bool w13 = which == Projection::kW13;
@@ -562,11 +583,13 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
         g.sfb = w.scales;
         g.sfb_per_column = w.kind == kernels::Fp8WeightScale::kRow;
         g.sfb_expert_stride = g.sfb_per_column ? w.n : 1;
-      } else {  // rewritten by fp8_weight_scales before each GEMM
+      } else {  // rewritten by fp8_weight_scales before each GEMM (its granularity above)
         g.sfb = sfb;
-        g.sfb_expert_stride = fp8_block_scales_per_expert(w.n, g.k);
+        g.sfb_expert_stride = fp8_block_scales_per_expert(w.n, g.k, block_granularity(which));
       }
-      g.arrays_set = w13 ? 0 : 1;
+      // Both GEMMs' arrays from one setup launch, unless their block-scale layouts differ (each
+      // GEMM then writes its own into set 0 right before it).
+      g.arrays_set = shared_setup ? (w13 ? 0 : 1) : -1;
       return g;
     };
     const kernels::GroupedGemmParams gemm1 = params(Projection::kW13), gemm2 = params(Projection::kW2);
@@ -584,10 +607,11 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
         sp.experts = s.num_experts;
         sp.expert_counts = al.expert_counts;
         sp.out = sfb;
+        sp.n_granularity = block_granularity(which);
         err = kernels::launch_fp8_weight_scales(sp, stream);
         if (err != cudaSuccess) return cuda_error(err, std::string("fp8_weight_scales ") + to_string(which));
       }
-      if (w13) {  // both GEMMs' per-expert arrays in one launch
+      if (w13 && shared_setup) {  // both GEMMs' per-expert arrays in one launch
         err = gemm1_entry.setup_pair(gemm1, gemm2, stream);
         if (err != cudaSuccess) return cuda_error(err, "sm90_fp8_grouped_gemm setup launch");
       }

@@ -80,7 +80,9 @@ bool fp8_epilogue_scales(const QuantParams& q) {
   return is_fp8_format(q.format) && q.format != WeightFormat::kFP8Block;
 }
 
-int64_t fp8_block_scales_per_expert(int64_t n, int64_t k) { return (n + 127) / 128 * ((k + 127) / 128); }
+int64_t fp8_block_scales_per_expert(int64_t n, int64_t k, int64_t n_granularity) {
+  return (n + n_granularity - 1) / n_granularity * ((k + 127) / 128);
+}
 
 bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& q) {
   return is_fp8_format(q.format) && q.act_quant != ActQuant::kPerTensorDynamic &&
@@ -147,9 +149,8 @@ int64_t fp8_grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight
 }
 
 int64_t fp8_grouped_tile_cols(int64_t pairs, int64_t num_experts, int64_t tile_rows, bool block_scales) {
-  if (block_scales) return 128;
   const bool narrow = tile_rows == 128 && pairs <= kFp8NarrowTileMaxRows * active_experts(pairs, num_experts);
-  return narrow ? 128 : 192;
+  return narrow || (block_scales && tile_rows != 128) ? 128 : 192;
 }
 
 PathRule path_rule(const QuantParams& q) {
@@ -351,7 +352,8 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
     if (!checked_mul(pairs, (k + 127) / 128, &count)) return invalid_argument("m * topk * k blocks", "< 2^63", pair_str);
     FUSEDMOE_RETURN_IF_ERROR(b.add("fp8_row_scales", count, 4, "m * topk * max(hidden, inter) / 128"));
     const int64_t per_expert = fp8_epilogue_scales(q) ? 0  // the checkpoint's scales serve as they are
-        : std::max(fp8_block_scales_per_expert(2 * s.inter, s.hidden), fp8_block_scales_per_expert(s.hidden, s.inter));
+        : std::max(fp8_block_scales_per_expert(2 * s.inter, s.hidden, kFp8WideTileScaleCols),
+                   fp8_block_scales_per_expert(s.hidden, s.inter, kFp8WideTileScaleCols));
     if (!checked_mul(e, per_expert, &count)) return invalid_argument("E * weight scales", "< 2^63", str(e));
     FUSEDMOE_RETURN_IF_ERROR(b.add("fp8_weight_scales", count, 4, "E * weight scales per expert"));
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fusedmoe/moe.h"
+#include "kernels/fp8_geometry.h"
 
 namespace fusedmoe {
 
@@ -159,12 +160,18 @@ int64_t fp8_grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight
 /// thread, no spills, where 256 columns spill), except 128 on 128-row tiles at r <=
 /// kFp8NarrowTileMaxRows (mostly padding and bound by the weight stream, where 1.5x as many
 /// tiles spread it better over the SMs; the one-wave test above counts 128 columns); block
-/// scales 128 (a tile spans whole 128-column scale blocks). Measured (v41, fp8_channel, one
+/// scales 192 on 128-row tiles past kFp8NarrowTileMaxRows (the mainloop reading the weights'
+/// scales per kFp8WideTileScaleCols columns), else 128. Measured (v41, fp8_channel, one
 /// binary, two rounds, the layer with every such GEMM on 192 / on 128, bench/results/h200/v41/):
 /// Mixtral r = 128-1024 0.837-0.934 (M = 1024 1132.7 -> 947.8 us), r = 64 0.966 (GEMM1 on 64
 /// rows); Qwen2 r = 64-512 0.930-0.996, Qwen3 r = 64-256 0.940-0.976, Scout r = 64 / 128 / 256
 /// 1.000 / 0.958 / 1.009, DeepSeek-V3 TP8 r = 64 / 128 0.991 / 0.994; fp8_tensor at M = 1024 and
 /// 4096 0.832-1.000. Mixtral's GEMM2 alone on 192 at r = 64 (128-row tiles, k = 14336): 1.033.
+/// Block scales (v42, fp8_block, one binary, two rounds, this rule against 128 columns
+/// everywhere, bench/results/h200/v42/): Mixtral r = 128-1024 0.841-0.967 (M = 1024 1169.2 ->
+/// 983.9 us), Qwen2 M = 1024-4096 0.960-0.975, Qwen3 M = 2048 / 4096 0.984 / 0.964, Scout
+/// 0.952 / 0.985, DeepSeek-V3 TP8 M = 4096 0.965; the points this rule leaves on 128 columns
+/// 0.997-1.005.
 inline constexpr int64_t kFp8NarrowTileMaxRows = 96;
 int64_t fp8_grouped_tile_cols(int64_t pairs, int64_t num_experts, int64_t tile_rows, bool block_scales);
 
@@ -175,9 +182,12 @@ bool fp8_grouped_supports(const QuantParams& quant);
 /// k: per-tensor or per-channel weights, which validation pairs with per-tensor or per-token
 /// activations) and reads the checkpoint's weight scales as they are; else (128 x 128 blocks)
 /// its blockwise-scaled mainloop, with the block scales rewritten per call in its layout
-/// (fp8_weight_scales), ceil(n / 128) * ceil(k / 128) per expert of one projection (n x k).
+/// (fp8_weight_scales), ceil(n / g) * ceil(k / 128) per expert of one projection (n x k), g =
+/// n_granularity columns per scale (128, or kFp8WideTileScaleCols under 192-column tiles, which
+/// the workspace holds).
+using kernels::kFp8WideTileScaleCols;
 bool fp8_epilogue_scales(const QuantParams& quant);
-int64_t fp8_block_scales_per_expert(int64_t n, int64_t k);
+int64_t fp8_block_scales_per_expert(int64_t n, int64_t k, int64_t n_granularity = 128);
 /// Whether the FP8 grouped path quantizes the gated activation as fp8_quantize computes it
 /// from GEMM1's output (the activation never written in bf16), or writes it with gated_act
 /// first: a dynamic per-tensor scale needs every value's amax before any is quantized, and

@@ -689,18 +689,21 @@ Fp8GemvKernel fp8_kernel_for(ElemType elem, bool block, bool gate_up, int32_t sp
 }
 
 // One CTA row per expert: the 128 x 128 block scales in sm90_grouped_gemm.cuh's SFB layout,
-// [kb][nb] per expert (the checkpoint's [nb][kb] transposed).
+// [kb][ceil(n / g)] per expert for g columns per scale (the checkpoint's [nb][kb] transposed,
+// each block's scale 128 / g times).
 __global__ void fp8_weight_scales_kernel(Fp8WeightScalesParams p) {
   const int e = static_cast<int>(blockIdx.y);
   if (p.expert_counts != nullptr && p.expert_counts[e] == 0) return;
   const Fp8WeightsView& wv = p.w;
+  const int64_t g = p.n_granularity;
   const int64_t nbs = (wv.n + kFp8ScaleBlock - 1) / kFp8ScaleBlock, kbs = (wv.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
+  const int64_t ngs = (wv.n + g - 1) / g;
   const float* in = wv.scales + static_cast<int64_t>(e) * nbs * kbs;
-  float* out = p.out + static_cast<int64_t>(e) * nbs * kbs;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < nbs * kbs;
+  float* out = p.out + static_cast<int64_t>(e) * ngs * kbs;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < ngs * kbs;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t kb = i / nbs, nb = i % nbs;
-    out[i] = in[nb * kbs + kb];
+    const int64_t kb = i / ngs, ng = i % ngs;
+    out[i] = in[ng * g / kFp8ScaleBlock * kbs + kb];
   }
 }
 
@@ -847,10 +850,11 @@ cudaError_t fp8_gemv_resident_ctas(ElemType elem, bool block, bool gate_up, int3
 
 cudaError_t launch_fp8_weight_scales(const Fp8WeightScalesParams& p, cudaStream_t stream) {
   if (p.w.n <= 0 || p.w.k <= 0 || p.experts <= 0 || p.experts > 65535 || p.out == nullptr || p.w.scales == nullptr ||
-      p.w.kind != Fp8WeightScale::kBlock || p.w.block_n != kFp8ScaleBlock || p.w.block_k != kFp8ScaleBlock) {
+      p.w.kind != Fp8WeightScale::kBlock || p.w.block_n != kFp8ScaleBlock || p.w.block_k != kFp8ScaleBlock ||
+      (p.n_granularity != kFp8ScaleBlock && p.n_granularity != kFp8WideTileScaleCols)) {
     return cudaErrorInvalidValue;
   }
-  const int64_t entries = (p.w.n + kFp8ScaleBlock - 1) / kFp8ScaleBlock * ((p.w.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock);
+  const int64_t entries = (p.w.n + p.n_granularity - 1) / p.n_granularity * ((p.w.k + kFp8ScaleBlock - 1) / kFp8ScaleBlock);
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>((entries + 255) / 256, 64)), static_cast<unsigned>(p.experts));
   fp8_weight_scales_kernel<<<grid, 256, 0, stream>>>(p);
   return cudaGetLastError();

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "align_geometry.h"
+#include "fp8_geometry.h"
 #include "gate_up_layout.h"
 
 // Helpers that device code calls too.
@@ -275,10 +276,12 @@ cudaError_t fp8_gemv_resident_ctas(ElemType elem, bool block, bool gate_up, int3
                                    int32_t ctas_per_sm, int* resident);
 
 /// fp8_weight_scales: the 128 x 128 block scales of experts 0 .. experts - 1 ([E][nb][kb] in
-/// the checkpoint) in the blockwise grouped GEMM's SFB layout, out [experts][kb][nb]; experts
-/// without pairs skipped.
+/// the checkpoint) in the blockwise grouped GEMM's SFB layout, out [experts][kb][ceil(n / g)]
+/// for g = n_granularity columns per scale (128, or kFp8WideTileScaleCols: each block's scale
+/// 128 / g times); experts without pairs skipped.
 struct Fp8WeightScalesParams {
   Fp8WeightsView w;
+  int32_t n_granularity = 128;
   int32_t experts = 0;
   const int32_t* expert_counts = nullptr;  // [E] or nullptr (all)
   float* out = nullptr;
@@ -446,6 +449,8 @@ FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block_m64)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block_m64)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block_n192)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block_n192)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block_swap)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block_swap)
 #undef FUSEDMOE_DECLARE_GROUPED_GEMM
@@ -517,11 +522,17 @@ inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated, in
 /// of 16, n of 8.
 /// tile_m: 64 or 128 token rows per tile of the unswapped kernels (planner.h,
 /// fp8_grouped_tile_rows); 128 for the swapped ones. tile_n: weight columns per tile, 128, or
-/// 192 for the unswapped epilogue-scaled kernels (planner.h, fp8_grouped_tile_cols).
+/// 192 for the unswapped kernels (planner.h, fp8_grouped_tile_cols; block scales: 128-row
+/// tiles, SFB as fp8_weight_scales writes it with n_granularity kFp8WideTileScaleCols). A
+/// block-scaled entry on 192 columns sets up only GEMMs on its own tile width.
 inline GroupedGemmEntry fp8_grouped_gemm_entry(ElemType out, bool block_scales, bool swap, int tile_m,
                                                int tile_n = 128) {
   const bool bf16 = out == ElemType::kBF16;
-  if (!swap && !block_scales && tile_n == 192) {
+  if (!swap && tile_n == 192) {
+    if (block_scales) {  // 128-row tiles
+      return bf16 ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_block_n192)
+                  : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_block_n192);
+    }
     if (tile_m == 64) {
       return bf16 ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_epi_m64_n192)
                   : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_epi_m64_n192);

@@ -2,4 +2,4 @@
 // fp8_grouped_tile_cols; one kernel per translation unit).
 #include "sm90_grouped_gemm.cuh"
 
-FUSEDMOE_GROUPED_GEMM_INSTANCE_COLS(fp8_grouped_gemm_bf16_epi_n192, cutlass::bfloat16_t, 128, 192)
+FUSEDMOE_GROUPED_GEMM_INSTANCE_COLS(fp8_grouped_gemm_bf16_epi_n192, cutlass::bfloat16_t, sm90::kEpilogueScales, 128, 192)

@@ -64,6 +64,7 @@
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "device_util.cuh"
 #include "launch.h"
+#include "sm90_block_scale_mainloop.cuh"
 #include "sm90_dynamic_group_scheduler.cuh"
 #include "sm90_gather_mainloop.cuh"
 
@@ -86,12 +87,13 @@ struct Mainloop {  // FP8 with blockwise scales
   using ScaleConfig = cutlass::detail::Sm90BlockwiseScaleConfig<kScaleM, kScaleN, 128>;
   using LayoutSFA = decltype(ScaleConfig::deduce_layoutSFA());
   using LayoutSFB = decltype(ScaleConfig::deduce_layoutSFB());
-  using Op = typename cutlass::gemm::collective::CollectiveBuilder<
+  // CUTLASS's collective with its scale loads replaced (sm90_block_scale_mainloop.cuh).
+  using Op = BlockScaleMainloop<typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementAB, cute::tuple<LayoutA*, LayoutSFA*>, kAlignment,
       ElementAB, cute::tuple<LayoutB*, LayoutSFB*>, kAlignment, float, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<kCarveout>,
       std::conditional_t<kPingpong, cutlass::gemm::KernelPtrArrayTmaWarpSpecializedPingpongFP8BlockScaledAccum,
-                         cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperativeFP8BlockScaledAccum>>::CollectiveOp;
+                         cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperativeFP8BlockScaledAccum>>::CollectiveOp>;
 };
 template <typename ElementAB, typename TileShape, int kCarveout, bool kPingpong>
 struct Mainloop<ElementAB, 0, 0, TileShape, kCarveout, kPingpong> {  // bf16/fp16, FP8 scaled in the epilogue
@@ -316,6 +318,9 @@ struct GroupedGemm {
   static constexpr bool kSwap = kSwapOperands;
   static constexpr int kScaleK = 128;
   static constexpr int kScaleNArg = kScaleN;  // the family, for instantiations of its other heights
+  // Weight columns per block scale in the mainloop: kFp8WideTileScaleCols under 192-column tiles
+  // (kTileN below).
+  static constexpr int kScaleNGranularity = kScaled && kTileN == 192 ? kFp8WideTileScaleCols : kScaleN;
   using ElemAB = ElementAB;
   using ElemD = ElementD;
   using ProblemShape = cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>;
@@ -358,7 +363,7 @@ struct GroupedGemm {
   // per token row; 8 reserved, as measured) is carved out with the epilogue's storage before
   // the stage count is chosen.
   static constexpr int kGatherSmemBytes = kGatherA ? cute::size<kSwap ? 1 : 0>(TileShape{}) * 8 + 128 : 0;
-  using Main = Mainloop<ElementAB, kScaled ? (kSwap ? kScaleN : 1) : 0, kScaled ? (kSwap ? 1 : kScaleN) : 0, TileShape,
+  using Main = Mainloop<ElementAB, kScaled ? (kSwap ? kScaleN : 1) : 0, kScaled ? (kSwap ? 1 : kScaleNGranularity) : 0, TileShape,
                         static_cast<int>(sizeof(typename Epilogue::SharedStorage)) + kGatherSmemBytes, kPingpong>;
   using MainOp = std::conditional_t<kGatherA, GatherRowsMainloop<typename Main::Op, kSwap>, typename Main::Op>;
   static_assert(!kGatherA || GatherRowsMainloop<typename Main::Op, kSwap>::kExtraSmemBytes <= kGatherSmemBytes,
@@ -380,13 +385,16 @@ struct GroupedGemm {
   // The family's instantiation without the gated epilogue: setup_groups_kernel writes the
   // per-expert arrays through its types for both GEMMs of a layer (the gated GEMM1 reads the
   // same fields at the same offsets, and ignores D's).
-  using Plain = GroupedGemm<ElementAB, ElementD, kScaleN, kSwapOperands, false, kTileM>;
+  // A block-scaled kernel on 192 columns is its own: its scale layout differs from 128's.
+  using Plain = GroupedGemm<ElementAB, ElementD, kScaleN, kSwapOperands, false, kTileM, false, kScaled ? kTileN : 0>;
   static_assert(kTileM == 128 || (!kFp8 && kTileM == (kSwap ? 256 : 64)) || (kFp8 && !kSwap && kTileM == 64),
                 "other tile heights: bf16/fp16, and 64 rows for the unswapped FP8 families");
-  // kTileN: the unswapped epilogue-scaled FP8 family's tile width, 192 (0: the family's own, 128
-  // for FP8). 256 would spill the promoted accumulators.
-  static_assert(kTileN == 0 || (kEpilogueScaled && !kSwap && kTileN == 192),
-                "192 columns: the unswapped epilogue-scaled FP8 family only");
+  // kTileN: the unswapped FP8 families' tile width, 192 (0: the family's own, 128 for FP8); 256
+  // would spill the promoted accumulators. With block scales (128-row tiles) the mainloop
+  // takes the weights' scales per kFp8WideTileScaleCols columns, each 128-column block's scale
+  // repeated (fp8_weight_scales), so that a tile spans whole scale blocks.
+  static_assert(kTileN == 0 || (!kSwap && kTileN == 192 && (kEpilogueScaled || (kScaled && kTileM == 128))),
+                "192 columns: the unswapped FP8 families only (block scales on 128-row tiles)");
 
   // Per-expert argument arrays, carved from the workspace in this order.
   struct Arrays {
@@ -659,10 +667,10 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
 // (kSwap) of kTileM weight rows and 64 tokens.
 #define FUSEDMOE_GROUPED_GEMM_INSTANCE_GATHER(name, ElementAB, kTileM, kSwap) \
   FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, (sm90::GroupedGemm<ElementAB, ElementAB, 0, kSwap, true, kTileM, true>))
-// The unswapped epilogue-scaled FP8 GEMM on 128 x kTileN x 128 tiles.
-#define FUSEDMOE_GROUPED_GEMM_INSTANCE_COLS(name, ElementD, kTileM, kTileN) \
-  FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(                                       \
-      name, (sm90::GroupedGemm<cutlass::float_e4m3_t, ElementD, sm90::kEpilogueScales, false, false, kTileM, false, kTileN>))
+// An unswapped FP8 GEMM (kScaleN: sm90::kEpilogueScales or 128) on kTileM x kTileN x 128 tiles.
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE_COLS(name, ElementD, kScaleN, kTileM, kTileN) \
+  FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(                                                \
+      name, (sm90::GroupedGemm<cutlass::float_e4m3_t, ElementD, kScaleN, false, false, kTileM, false, kTileN>))
 #define FUSEDMOE_GROUPED_GEMM_UNPAREN(...) __VA_ARGS__
 #define FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, type)                                                              \
   namespace fusedmoe::kernels {                                                                                      \

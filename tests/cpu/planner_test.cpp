@@ -124,10 +124,11 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
   EXPECT_EQ(ws.find("topk_ids"), nullptr);  // routing given by the caller
   // The grouped GEMM's e4m3 inputs (x's gathered rows, then the intermediate) and their
-  // scales per 128 columns; the block scales of the larger projection (w13: 4 x 56 blocks).
+  // scales per 128 columns; the block scales of the larger projection, with room for
+  // kFp8WideTileScaleCols columns per scale (w13: 8 x 56).
   EXPECT_EQ(ws.find("fp8_rows")->bytes, 16u * 8u * 7168u);
   EXPECT_EQ(ws.find("fp8_row_scales")->bytes, 16u * 8u * 56u * 4u);
-  EXPECT_EQ(ws.find("fp8_weight_scales")->bytes, 256u * 4u * 56u * 4u);
+  EXPECT_EQ(ws.find("fp8_weight_scales")->bytes, 256u * 8u * 56u * 4u);
   EXPECT_EQ(ws.find("amax")->bytes, 2u * 4u);
   // The activation is quantized as the quantizer computes it from gate_up: no bf16 copy.
   EXPECT_EQ(ws.find("intermediate"), nullptr);
@@ -138,6 +139,8 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   EXPECT_FALSE(fp8_epilogue_scales(q));
   EXPECT_EQ(fp8_block_scales_per_expert(512, 7168), 4 * 56);
   EXPECT_EQ(fp8_block_scales_per_expert(7168, 256), 56 * 2);
+  EXPECT_EQ(fp8_block_scales_per_expert(7168, 256, kFp8WideTileScaleCols), 112 * 2);
+  EXPECT_EQ(fp8_block_scales_per_expert(2880, 1360, kFp8WideTileScaleCols), 45 * 11);
   // Per-channel (and per-tensor) weights: the scales in the epilogue, the checkpoint's weight
   // scales as they are, no rewritten copy.
   q.format = WeightFormat::kFP8PerChannel;
@@ -371,7 +374,7 @@ TEST(Planner, Fp8GroupedTileRowsPerGemm) {
 
 TEST(Planner, Fp8GroupedTileColsPerGemm) {
   // Epilogue scales: 192 columns on 64-row tiles at any r, and on 128-row tiles past
-  // kFp8NarrowTileMaxRows rows per expert; block scales: 128 at every r.
+  // kFp8NarrowTileMaxRows rows per expert.
   const int64_t r = kFp8NarrowTileMaxRows;
   EXPECT_EQ(fp8_grouped_tile_cols(8 * 256, 8, 128, false), 192);      // Mixtral M = 1024, both GEMMs
   EXPECT_EQ(fp8_grouped_tile_cols(8 * 64, 8, 128, false), 128);       // M = 256, GEMM2 (k = 14336)
@@ -380,7 +383,10 @@ TEST(Planner, Fp8GroupedTileColsPerGemm) {
   EXPECT_EQ(fp8_grouped_tile_cols(64 * (r + 1), 64, 128, false), 192);
   EXPECT_EQ(fp8_grouped_tile_cols(128 * 8, 128, 64, false), 192);
   EXPECT_EQ(fp8_grouped_tile_cols(0, 8, 128, false), 128);            // no pairs: the one-wave case
-  EXPECT_EQ(fp8_grouped_tile_cols(8 * 1024, 8, 128, true), 128);      // block scales
+  // Block scales: 192 on 128-row tiles past r, 128 on 64-row tiles.
+  EXPECT_EQ(fp8_grouped_tile_cols(8 * 1024, 8, 128, true), 192);
+  EXPECT_EQ(fp8_grouped_tile_cols(64 * r, 64, 128, true), 128);
+  EXPECT_EQ(fp8_grouped_tile_cols(64 * (r + 1), 64, 128, true), 192);
   EXPECT_EQ(fp8_grouped_tile_cols(256 * 64, 256, 64, true), 128);
 }
 

@@ -984,6 +984,11 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   GpuCase wide = custom(600, 8, 1024, 512, 2, "uniform");
   wide.act = DType::kFP16;
   run_fp8_case(wide, channel);
+  // Block scales on 128 x 192 tiles (r > kFp8NarrowTileMaxRows; the weights' scales per
+  // kFp8WideTileScaleCols columns): fp16 out, and partial last blocks in n and k (H = 2880,
+  // I = 1360) at r = 100.
+  run_fp8_case(wide, block);
+  run_fp8_case(custom(400, 8, 2880, 1360, 2, "uniform"), block);
   run_fp8_case(f, fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerToken));
   // Block scales: GEMM2 on 64 rows beside GEMM1 on 128 (r = 19, 300 rows on expert 0; 32
   // experts x 8 weight tiles), fp16 out, and a partial last k block (I = 1104: 8 x 128 + 80;
