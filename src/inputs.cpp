@@ -58,6 +58,10 @@ Status validate_routing(const ProblemShape& s, const RoutingConfig& r) {
     return invalid_argument("routing.n_group",
                             "a positive divisor of the global expert count " + str(global), str(r.n_group));
   }
+  if (r.n_group > Limits::kMaxExpertGroups) {
+    return invalid_argument("routing.n_group", "<= " + str(Limits::kMaxExpertGroups) + " (one group per lane)",
+                            str(r.n_group));
+  }
   if (r.topk_group < 1 || r.topk_group > r.n_group) {
     return invalid_argument("routing.topk_group", "1..n_group (" + str(r.n_group) + ")", str(r.topk_group));
   }

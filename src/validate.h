@@ -2,16 +2,16 @@
 #pragma once
 
 #include "fusedmoe/moe.h"
+#include "kernels/kernel_limits.h"
 
 namespace fusedmoe {
 
 /// Limits of this build, each with the reason it exists.
 struct Limits {
-  /// The align kernel keeps one counter per expert in shared memory; 1024 covers every
-  /// released MoE (Kimi-K2: 384, Qwen3-Next: 512).
-  static constexpr int32_t kMaxExperts = 1024;
-  /// Routing keeps each token's top-k in registers.
-  static constexpr int32_t kMaxTopk = 32;
+  /// The kernels' bounds (kernels/kernel_limits.h says why).
+  static constexpr int32_t kMaxExperts = kernels::kMaxExperts;
+  static constexpr int32_t kMaxTopk = kernels::kMaxTopk;
+  static constexpr int32_t kMaxExpertGroups = kernels::kMaxExpertGroups;
   /// Pair indices (token * topk + slot) are int32 in the alignment buffers.
   static constexpr int64_t kMaxPairs = (int64_t{1} << 31) - 1;
 };

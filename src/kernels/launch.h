@@ -9,6 +9,7 @@
 #include "align_geometry.h"
 #include "fp8_geometry.h"
 #include "gate_up_layout.h"
+#include "kernel_limits.h"
 
 // Helpers that device code calls too.
 #if defined(__CUDACC__)

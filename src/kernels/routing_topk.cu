@@ -170,7 +170,8 @@ __global__ void __launch_bounds__(kWarpsPerCta * 32) routing_topk_kernel(Routing
 
 cudaError_t launch_routing_topk(const RoutingParams& p, cudaStream_t stream) {
   if (p.m == 0) return cudaSuccess;
-  if (p.num_experts <= 0 || p.num_experts > 1024 || p.topk <= 0 || p.topk > 32 || p.n_group > 32) {
+  if (p.num_experts <= 0 || p.num_experts > kMaxExperts || p.topk <= 0 || p.topk > kMaxTopk ||
+      p.n_group > kMaxExpertGroups) {
     return cudaErrorInvalidValue;
   }
   const unsigned blocks = static_cast<unsigned>((p.m + kWarpsPerCta - 1) / kWarpsPerCta);

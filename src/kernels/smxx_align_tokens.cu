@@ -29,7 +29,6 @@ namespace fusedmoe::kernels {
 namespace {
 
 constexpr int kMaxThreads = 1024;
-constexpr int kMaxExperts = 1024;
 static_assert(kMaxExperts <= kMaxThreads, "the scans give each expert one thread");
 
 // Block-wide exclusive scan of one int per thread; returns the total through *total.

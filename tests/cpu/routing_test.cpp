@@ -168,6 +168,9 @@ TEST(Routing, BadConfigsAreNamed) {
   cfg.topk_group = 1;
   Status st = route(shape_of(1, 16, 2), cfg, DType::kFP32, logits.data(), &r);
   EXPECT_EQ(st.message(), "routing.n_group: expected a positive divisor of the global expert count 16, got 3");
+  cfg.n_group = 64;  // divides 128 experts, but routing takes one group per lane
+  st = route(shape_of(1, 128, 2), cfg, DType::kFP32, std::vector<float>(128, 0.0f).data(), &r);
+  EXPECT_EQ(st.message(), "routing.n_group: expected <= 32 (one group per lane), got 64");
   cfg.n_group = 4;
   cfg.topk_group = 1;  // 4 eligible experts < topk 6
   st = route(shape_of(1, 16, 6), cfg, DType::kFP32, logits.data(), &r);
