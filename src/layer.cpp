@@ -560,12 +560,10 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     float* sfb = at<float>(workspace, ws, "fp8_weight_scales");
     float* amax = at<float>(workspace, ws, "amax");
     const bool epilogue_scales = fp8_epilogue_scales(quant);
-    // Block scales: the weights' scale per 128 columns, or per kFp8WideTileScaleCols under a
-    // 192-column tile.
-    auto block_granularity = [&](Projection which) -> int32_t {
-      return fp8_tile(args, path, which, sms).cols == 192 ? kernels::kFp8WideTileScaleCols : 128;
-    };
-    const bool shared_setup = epilogue_scales || block_granularity(Projection::kW13) == block_granularity(Projection::kW2);
+    // Block scales: the weights' columns per scale in each GEMM's layout, by its tile's width.
+    const int32_t scale_cols[2] = {kernels::fp8_weight_scale_cols(fp8_tile(args, path, Projection::kW13, sms).cols),
+                                   kernels::fp8_weight_scale_cols(fp8_tile(args, path, Projection::kW2, sms).cols)};
+    const bool shared_setup = epilogue_scales || scale_cols[0] == scale_cols[1];
     // Each GEMM's parameters (GEMM1 into gate_up, GEMM2 into rows), its arrays set (0 or 1).
     auto params = [&](Projection which) {
       const bool w13 = which == Projection::kW13;
@@ -583,9 +581,9 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
         g.sfb = w.scales;
         g.sfb_per_column = w.kind == kernels::Fp8WeightScale::kRow;
         g.sfb_expert_stride = g.sfb_per_column ? w.n : 1;
-      } else {  // rewritten by fp8_weight_scales before each GEMM (its granularity above)
+      } else {  // rewritten by fp8_weight_scales before each GEMM (scale_cols above)
         g.sfb = sfb;
-        g.sfb_expert_stride = fp8_block_scales_per_expert(w.n, g.k, block_granularity(which));
+        g.sfb_expert_stride = fp8_block_scales_per_expert(w.n, g.k, scale_cols[w13 ? 0 : 1]);
       }
       // Both GEMMs' arrays from one setup launch, unless their block-scale layouts differ (each
       // GEMM then writes its own into set 0 right before it).
@@ -607,7 +605,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
         sp.experts = s.num_experts;
         sp.expert_counts = al.expert_counts;
         sp.out = sfb;
-        sp.n_granularity = block_granularity(which);
+        sp.n_granularity = scale_cols[w13 ? 0 : 1];
         err = kernels::launch_fp8_weight_scales(sp, stream);
         if (err != cudaSuccess) return cuda_error(err, std::string("fp8_weight_scales ") + to_string(which));
       }

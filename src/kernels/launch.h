@@ -216,7 +216,6 @@ enum class Fp8QuantIn { kRows, kGatherTokens, kGatedAct, kScatterTokens };
 ///    expert (expert_offsets); scales in the GEMM's SFA layout, one per row and 128-column
 ///    block for every kind (kGroup: group = 128).
 enum class Fp8QuantOut { kF16Values, kE4M3Grouped };
-inline constexpr int kFp8ScaleBlock = 128;  // the grouped GEMM's k (and block-weight n) scale block
 struct Fp8QuantParams {
   ElemType elem = ElemType::kBF16;
   const void* in = nullptr;

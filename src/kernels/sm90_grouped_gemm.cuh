@@ -318,9 +318,6 @@ struct GroupedGemm {
   static constexpr bool kSwap = kSwapOperands;
   static constexpr int kScaleK = 128;
   static constexpr int kScaleNArg = kScaleN;  // the family, for instantiations of its other heights
-  // Weight columns per block scale in the mainloop: kFp8WideTileScaleCols under 192-column tiles
-  // (kTileN below).
-  static constexpr int kScaleNGranularity = kScaled && kTileN == 192 ? kFp8WideTileScaleCols : kScaleN;
   using ElemAB = ElementAB;
   using ElemD = ElementD;
   using ProblemShape = cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>;
@@ -363,6 +360,8 @@ struct GroupedGemm {
   // per token row; 8 reserved, as measured) is carved out with the epilogue's storage before
   // the stage count is chosen.
   static constexpr int kGatherSmemBytes = kGatherA ? cute::size<kSwap ? 1 : 0>(TileShape{}) * 8 + 128 : 0;
+  // Weight columns per block scale in the unswapped mainloop: by the tile's width (fp8_geometry.h).
+  static constexpr int kScaleNGranularity = fp8_weight_scale_cols(cute::size<1>(TileShape{}));
   using Main = Mainloop<ElementAB, kScaled ? (kSwap ? kScaleN : 1) : 0, kScaled ? (kSwap ? 1 : kScaleNGranularity) : 0, TileShape,
                         static_cast<int>(sizeof(typename Epilogue::SharedStorage)) + kGatherSmemBytes, kPingpong>;
   using MainOp = std::conditional_t<kGatherA, GatherRowsMainloop<typename Main::Op, kSwap>, typename Main::Op>;
