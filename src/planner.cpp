@@ -90,8 +90,9 @@ bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& q) {
 }
 
 bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& q) {
-  return is_fp8_format(q.format) && q.act_quant == ActQuant::kPerToken && shape.m >= kFp8ScatterMinTokens &&
-         shape.topk >= kFp8ScatterMinTopk;
+  if (!is_fp8_format(q.format)) return false;
+  if (q.act_quant == ActQuant::kPerToken) return shape.m >= kFp8ScatterMinTokens && shape.topk >= kFp8ScatterMinTopk;
+  return shape.topk >= kFp8SpanScatterMinTopk && shape.topk <= kernels::kFp8ScatterSpanMaxTopk;  // group or tensor
 }
 
 bool top1_direct_output(const ProblemShape& s, bool has_expert_map) {

@@ -220,6 +220,8 @@ __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t
 // lookup of kE4M3Grouped once per team, not per span). team: the span's vectors when they
 // divide 32 (each lane then holds its one vector of a span from the amax to the store: read
 // once, a gated activation computed once), else 32 (a loop that reads the span twice).
+// kScatterTokens: the row is token `row`; each lane's codes are stored at the rows of the
+// token's local pairs, and lane k of the team stores the span's scale at its k-th pair's row.
 template <typename T, Fp8QuantIn kIn, GatedAct kAct>
 __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8QuantParams p, int64_t span, int team,
                                                                            int64_t per_team) {
@@ -244,9 +246,26 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
   // static scale, and may be infinite there).
   const StaticScale static_q(tensor_s);
   const DynamicScale tensor_q(tensor_s);
-  const bool active = row < live_row_count(p);
+  constexpr bool kScatter = kIn == Fp8QuantIn::kScatterTokens;
+  bool active = row < live_row_count(p);
+  if constexpr (kScatter) {  // a token with no local pair (expert parallelism) is not read
+    bool any = false;
+    for (int32_t k = 0; active && k < p.topk; ++k) any |= p.row_of_pair[row * p.topk + k] >= 0;
+    active = any;  // uniform over the team
+  }
+  // The scales' slot in kE4M3Grouped's layout: the row's (lane 0), or (kScatter) lane k's
+  // destination's, k < topk (valid_input: topk <= team), each lane's lookup in parallel.
   int64_t sfa0 = 0, stride = 0;
-  if (active && grouped_out && tl == 0) grouped_scale_slot(p, row, &sfa0, &stride);
+  bool dest_slot = false;  // kScatter: this lane holds a destination's slot
+  if constexpr (kScatter) {
+    if (active && tl < p.topk) {
+      const int32_t dest = p.row_of_pair[row * p.topk + tl];
+      dest_slot = dest >= 0;
+      if (dest_slot) grouped_scale_slot(p, dest, &sfa0, &stride);
+    }
+  } else {
+    if (active && grouped_out && tl == 0) grouped_scale_slot(p, row, &sfa0, &stride);
+  }
   QuantRow<T, kIn, kAct> src;  // read only by active rows (their loads are predicated off otherwise)
   if (active) src = quant_row<T, kIn, kAct>(p, row, sp0 == 0 && tl == 0);
   uint4 raw[QuantRow<T, kIn, kAct>::kLoads];
@@ -271,19 +290,32 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
     if (group) m = lanes_max(m, team);
     if (!valid) continue;
     const DynamicScale q = group ? DynamicScale(dynamic_scale(m)) : tensor_q;
-    if (tl == 0 && grouped_out) {
+    if constexpr (kScatter) {
+      if (dest_slot) p.scales[sfa0 + sp * stride] = q.s;
+    } else if (tl == 0 && grouped_out) {
       p.scales[sfa0 + sp * stride] = q.s;  // span = kFp8ScaleBlock: sp is the block
     } else if (tl == 0 && group) {
       p.scales[row * spans + sp] = q.s;
     }
     const auto store = [&](int64_t v) {
-      if (static_tensor) {
+      if constexpr (kScatter) {  // the codes once, stored at each destination row
+        uint32_t o[4];
+        if (static_tensor) {
+          quantize_vector(p, f, static_q, o);
+        } else {
+          quantize_vector(p, f, q, o);
+        }
+        for (int32_t k = 0; k < p.topk; ++k) {
+          const int32_t dest = p.row_of_pair[row * p.topk + k];
+          if (dest >= 0) store_vector(p, dest, v, o);
+        }
+      } else if (static_tensor) {
         store_quantized(p, row, v, f, static_q);
       } else {
         store_quantized(p, row, v, f, q);
       }
     };
-    if (one_vector) {
+    if (kScatter || one_vector) {  // kScatter: 128-column spans, one vector per lane (valid_input)
       if (mine) store(v0 + tl);
       continue;
     }
@@ -719,8 +751,12 @@ bool valid_input(const Fp8QuantParams& p) {
     case Fp8QuantIn::kGatherTokens: return p.sorted_pairs != nullptr && p.row_of_pair != nullptr && p.topk > 0;
     case Fp8QuantIn::kGatedAct: return p.topk_weights == nullptr || p.sorted_pairs != nullptr;
     case Fp8QuantIn::kScatterTokens:
-      return p.row_of_pair != nullptr && p.topk > 0 && p.kind == Fp8ActScale::kRow &&
-             p.out_kind == Fp8QuantOut::kE4M3Grouped;
+      // Group and tensor scales: 128-column spans, a team of one vector per lane holding one
+      // destination's scale slot per lane (fp8_quantize_spans_kernel).
+      static_assert(kFp8ScaleBlock / kVec >= kFp8ScatterSpanMaxTopk, "a span team's lanes hold every destination's slot");
+      return p.row_of_pair != nullptr && p.topk > 0 && p.out_kind == Fp8QuantOut::kE4M3Grouped &&
+             (p.kind == Fp8ActScale::kRow ||
+              (p.topk <= kFp8ScatterSpanMaxTopk && (p.kind == Fp8ActScale::kTensor || p.group == kFp8ScaleBlock)));
   }
   return false;
 }
@@ -745,9 +781,6 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
                ? launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, kQuantThreads, kIn, kAct>, grid, kQuantThreads, stream, p)
                : launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, 32, kIn, kAct>, grid, kQuantThreads, stream, p);
   }
-  if constexpr (kIn == Fp8QuantIn::kScatterTokens) {
-    return cudaErrorInvalidValue;  // per-row scales only (valid_input)
-  } else {
   // Spans: the groups, or 128 columns per span for a per-tensor scale (kE4M3Grouped's block).
   const int64_t span = p.kind == Fp8ActScale::kGroup ? p.group : kFp8ScaleBlock;
   const int64_t span_vecs = span / kVec;
@@ -760,7 +793,6 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
   if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
   return launch_maybe_pdl(pdl, fp8_quantize_spans_kernel<T, kIn, kAct>, static_cast<unsigned>(blocks), kQuantThreads,
                           stream, p, span, team, per_team);
-  }
 }
 
 template <typename T>

@@ -8,6 +8,11 @@ namespace fusedmoe::kernels {
 
 inline constexpr int kFp8ScaleBlock = 128;  // the grouped GEMM's k (and block-weight n) scale block
 
+/// fp8_quantize's kScatterTokens with group or tensor scales: a 128-column span's team of 16
+/// lanes (a 16-byte vector each) holds one destination row's scale slot per lane, so a token
+/// has at most this many pairs.
+inline constexpr int32_t kFp8ScatterSpanMaxTopk = 16;
+
 /// Weight columns per block scale of the block-scaled grouped GEMM on 192-column tiles:
 /// fp8_weight_scales writes each 128 x 128 block's scale twice along n, so that a tile, which
 /// starts at a multiple of 64 columns, spans three whole scale blocks

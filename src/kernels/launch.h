@@ -201,11 +201,14 @@ cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t
 ///    act(g * w, u * w) rounded to elem, exactly what gated_act stores (w = the pair's routed
 ///    weight when topk_weights is set, else 1): the activation never goes to memory unquantized.
 ///    (The layer uses it where fp8_fuses_activation says, planner.h.)
-///  - kScatterTokens: in = x [rows = tokens, cols]; each token's row is quantized once (one
-///    per-row scale) and stored at out rows row_of_pair[t * topk + k] for the k whose entry is
-///    >= 0 (align's map: the rows of the token's local pairs in expert order). Per-row scales
-///    and kE4M3Grouped only: kGatherTokens quantized the same token once per pair.
+///  - kScatterTokens: in = x [rows = tokens, cols]; each token's row is quantized once (its
+///    scales: one per row, per 128-column group, or the tensor's) and stored at out rows
+///    row_of_pair[t * topk + k] for the k whose entry is >= 0 (align's map: the rows of the
+///    token's local pairs in expert order), with the scales at each of those rows.
+///    kE4M3Grouped only, and topk at most kFp8ScatterSpanMaxTopk (fp8_geometry.h) for group
+///    and tensor scales: kGatherTokens quantizes the same token once per pair.
 enum class Fp8QuantIn { kRows, kGatherTokens, kGatedAct, kScatterTokens };
+
 
 /// fp8_quantize: q = e4m3(v / s) (round to nearest even, saturating at +-448) per row of
 /// `in` [rows, cols] (rows past *live_rows, when given, are skipped), s = max(amax / 448,

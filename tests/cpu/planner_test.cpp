@@ -164,12 +164,20 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   EXPECT_EQ(ws.find("intermediate")->bytes, 16u * 2u * 14336u * 2u);
   EXPECT_TRUE(fp8_fuses_activation(inputs(16, 4096, kFp8FusedActivationMaxInter, 8, 2, false).shape, q));
   EXPECT_FALSE(fp8_fuses_activation(inputs(16, 4096, kFp8FusedActivationMaxInter + 16, 8, 2, false).shape, q));
-  // x quantized once per token only under per-token scales, for many tokens and topk >= 4.
-  EXPECT_FALSE(fp8_x_by_token(inputs(4096, 2048, 768, 128, 8, false).shape, q));  // per-tensor
-  q.act_quant = ActQuant::kPerToken;
-  EXPECT_TRUE(fp8_x_by_token(inputs(kFp8ScatterMinTokens, 2048, 768, 128, kFp8ScatterMinTopk, false).shape, q));
-  EXPECT_FALSE(fp8_x_by_token(inputs(kFp8ScatterMinTokens - 1, 2048, 768, 128, 8, false).shape, q));
-  EXPECT_FALSE(fp8_x_by_token(inputs(4096, 5120, 1024, 16, kFp8ScatterMinTopk - 1, false).shape, q));
+  // x quantized once per token: per-token scales for many tokens and topk >= 4; group and
+  // tensor scales at any M for topk 2 to kFp8ScatterSpanMaxTopk (a span team's lanes).
+  const int32_t span_topk = kernels::kFp8ScatterSpanMaxTopk;
+  for (ActQuant a : {ActQuant::kPerTensorStatic, ActQuant::kPerTensorDynamic, ActQuant::kPerToken, ActQuant::kPerGroup}) {
+    SCOPED_TRACE(static_cast<int>(a));
+    q.act_quant = a;
+    const bool row = a == ActQuant::kPerToken;
+    EXPECT_TRUE(fp8_x_by_token(inputs(kFp8ScatterMinTokens, 2048, 768, 128, kFp8ScatterMinTopk, false).shape, q));
+    EXPECT_TRUE(fp8_x_by_token(inputs(4096, 2048, 768, 128, span_topk, false).shape, q));
+    EXPECT_EQ(fp8_x_by_token(inputs(4096, 2048, 768, 128, span_topk + 1, false).shape, q), row);
+    EXPECT_EQ(fp8_x_by_token(inputs(kFp8ScatterMinTokens - 1, 2048, 768, 128, 8, false).shape, q), !row);
+    EXPECT_EQ(fp8_x_by_token(inputs(16, 4096, 14336, 8, kFp8SpanScatterMinTopk, false).shape, q), !row);
+    EXPECT_FALSE(fp8_x_by_token(inputs(4096, 5120, 1024, 16, 1, false).shape, q));  // a token is its pair
+  }
   q.act_quant = ActQuant::kPerTensorStatic;
   // fp8_gemv: activations held as fp16 e4m3 values with their scales.
   q.format = WeightFormat::kFP8Block;

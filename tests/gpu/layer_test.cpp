@@ -1119,6 +1119,21 @@ TEST(Fp8LayerAuto, LargeBatch) {
   run_fp8_case(ep, channel);
   // Rows longer than a warp's batch (H = 4096: read twice, each batch stored at every pair).
   run_fp8_case(custom(kFp8ScatterMinTokens, 16, 4096, 128, 8, "uniform"), channel);
+  // Group and tensor scales at many tokens: x quantized once per token too (a span's team),
+  // its codes and scales stored at each of its rows; a partial last group (H = 2880), half the
+  // experts elsewhere, static per-tensor scales, and topk 16 (a destination per lane).
+  for (const char* precision : {"fp8_block", "fp8_tensor"}) {
+    SCOPED_TRACE(precision);
+    run_fp8_case(custom(kFp8ScatterMinTokens, 32, 1024, 512, 8, "skewed"), named_precision(precision));
+  }
+  run_fp8_case(custom(kFp8ScatterMinTokens, 16, 2880, 256, 8, "uniform"), named_precision("fp8_block"));
+  GpuCase ep_block = custom(kFp8ScatterMinTokens + 5, 16, 512, 256, 8, "uniform");
+  ep_block.ep_half = true;
+  run_fp8_case(ep_block, named_precision("fp8_block"));
+  run_fp8_case(custom(kFp8ScatterMinTokens, 16, 1024, 256, 8, "uniform"),
+               fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerTensorStatic));
+  run_fp8_case(custom(kFp8ScatterMinTokens, 32, 512, 256, kernels::kFp8ScatterSpanMaxTopk, "uniform"),
+               named_precision("fp8_block"));
   // Blocks other than 128 x 128: fp8_gemv at every batch.
   QuantParams blocks = named_precision("fp8_block");
   blocks.block_n = 64;

@@ -267,5 +267,39 @@ TEST(Fp8Quantize, WholeTensorRefusesWhatOneCtaDoesNot) {
   EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr), cudaErrorInvalidValue);
 }
 
+TEST(Fp8Quantize, ScatterRefusesMorePairsThanASpanTeamHolds) {
+  // Checked before any launch: no GPU needed. Group and tensor scales: a 128-column span's
+  // team holds one destination's scale slot per lane.
+  uint16_t in_word = 0;
+  uint8_t out_byte = 0;
+  float scale = 1.0f;
+  int32_t row_of_pair = 0;
+  int64_t offsets[2] = {0, 0};
+  kernels::Fp8QuantParams p;
+  p.in = &in_word;
+  p.out = &out_byte;
+  p.scales = &scale;
+  p.amax = &scale;
+  p.rows = 1;
+  p.cols = 128;
+  p.in_kind = kernels::Fp8QuantIn::kScatterTokens;
+  p.out_kind = kernels::Fp8QuantOut::kE4M3Grouped;
+  p.expert_offsets = offsets;
+  p.num_experts = 1;
+  p.row_of_pair = &row_of_pair;
+  p.topk = kernels::kFp8ScatterSpanMaxTopk + 1;
+  for (Fp8ActScale kind : {Fp8ActScale::kGroup, Fp8ActScale::kTensor}) {
+    p.kind = kind;
+    EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr), cudaErrorInvalidValue);
+  }
+  p.kind = Fp8ActScale::kGroup;
+  p.topk = 2;
+  p.group = 64;  // the grouped layout's scales are per 128 columns
+  EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr), cudaErrorInvalidValue);
+  p.group = 128;
+  p.out_kind = kernels::Fp8QuantOut::kF16Values;  // the grouped GEMM's layout only
+  EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr), cudaErrorInvalidValue);
+}
+
 }  // namespace
 }  // namespace fusedmoe
