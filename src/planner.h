@@ -200,15 +200,18 @@ bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& quant);
 /// token's pairs (kScatterTokens), else once per pair (kGatherTokens).
 /// - Per-token scales (a warp or a CTA per row): measured with every M on it (v24,
 ///   per-channel): M = 4096 with topk 8 2.8-4.7% faster (the same token quantized topk times
-///   before), topk 2 neutral, topk 1 2.2% slower; M = 64-1024 2-3% slower (a CTA per token
-///   storing topk rows in turn). So many tokens and topk >= 4.
+///   before), topk 2 neutral, topk 1 2.2% slower; M = 64-1024 2-3% slower then (a CTA per
+///   token storing topk rows in turn). Again in v43 (fp8_channel, two rounds, topk >= 2 at
+///   every M against this rule at 2048): topk 8 M = 256 / 512 / 1024 0.991-0.998 / 0.983-0.993
+///   / 0.978-0.988, M = 64 1.002-1.005; Mixtral (topk 2) 0.996-1.003. So from
+///   kFp8ScatterMinTokens tokens and topk >= 4.
 /// - Group and tensor scales (a team of 16 lanes per 128-column span): measured at M = 16-4096
 ///   (v43, fp8_block and fp8_tensor, two rounds) against once per pair: topk 8 0.77-0.93 from
 ///   M = 256 (DeepSeek-V3 TP8 block M = 2048 986.0 -> 760.5 us, M = 1024 609.4 -> 528.7),
 ///   0.96-0.98 at M = 64 but for Qwen3 (1.00); topk 2 (Mixtral) 0.988-0.995 from M = 256;
 ///   topk 1 0.986-1.004 (a token is its pair). So topk from kFp8SpanScatterMinTopk to
 ///   kernels::kFp8ScatterSpanMaxTopk (the span team's lanes) at any M.
-inline constexpr int64_t kFp8ScatterMinTokens = 2048;
+inline constexpr int64_t kFp8ScatterMinTokens = 256;
 inline constexpr int32_t kFp8ScatterMinTopk = 4;
 inline constexpr int32_t kFp8SpanScatterMinTopk = 2;
 bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& quant);

@@ -1110,30 +1110,34 @@ TEST(Fp8LayerAuto, LargeBatch) {
   // Per-tensor dynamic scales need every token in the reference: a smaller layer, all rows.
   run_fp8_case(custom(1024, 16, 1024, 512, 4, "skewed"), named_precision("fp8_tensor"));
   run_fp8_case(custom(600, 8, 1024, 512, 2, "uniform"), fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerToken));
-  // Per-token scales at many tokens with topk 8: x quantized once per token, a warp per token
-  // (fp8_x_by_token), all rows; and with half the experts elsewhere.
+  // Per-token scales with topk 8: x quantized once per token (fp8_x_by_token), a warp per
+  // token (2048 tokens) or a CTA per token (kFp8ScatterMinTokens), all rows; and with half the
+  // experts elsewhere.
   const QuantParams channel = named_precision("fp8_channel");
+  run_fp8_case(custom(2048, 32, 1024, 512, 8, "skewed"), channel);
   run_fp8_case(custom(kFp8ScatterMinTokens, 32, 1024, 512, 8, "skewed"), channel);
-  GpuCase ep = custom(kFp8ScatterMinTokens + 5, 16, 512, 256, 8, "uniform");
+  GpuCase ep = custom(2048 + 5, 16, 512, 256, 8, "uniform");
   ep.ep_half = true;
   run_fp8_case(ep, channel);
+  ep.shape.m = kFp8ScatterMinTokens + 5;
+  run_fp8_case(ep, channel);
   // Rows longer than a warp's batch (H = 4096: read twice, each batch stored at every pair).
-  run_fp8_case(custom(kFp8ScatterMinTokens, 16, 4096, 128, 8, "uniform"), channel);
-  // Group and tensor scales at many tokens: x quantized once per token too (a span's team),
-  // its codes and scales stored at each of its rows; a partial last group (H = 2880), half the
-  // experts elsewhere, static per-tensor scales, and topk 16 (a destination per lane).
+  run_fp8_case(custom(2048, 16, 4096, 128, 8, "uniform"), channel);
+  // Group and tensor scales (topk 2-16 at any M): x quantized once per token too (a span's
+  // team), its codes and scales stored at each of its rows; a partial last group (H = 2880),
+  // half the experts elsewhere, static per-tensor scales, topk 2, and topk 16 (a destination
+  // per lane).
   for (const char* precision : {"fp8_block", "fp8_tensor"}) {
     SCOPED_TRACE(precision);
-    run_fp8_case(custom(kFp8ScatterMinTokens, 32, 1024, 512, 8, "skewed"), named_precision(precision));
+    run_fp8_case(custom(2048, 32, 1024, 512, 8, "skewed"), named_precision(precision));
   }
-  run_fp8_case(custom(kFp8ScatterMinTokens, 16, 2880, 256, 8, "uniform"), named_precision("fp8_block"));
-  GpuCase ep_block = custom(kFp8ScatterMinTokens + 5, 16, 512, 256, 8, "uniform");
+  run_fp8_case(custom(600, 16, 2880, 256, 8, "uniform"), named_precision("fp8_block"));
+  GpuCase ep_block = custom(605, 16, 512, 256, 8, "uniform");
   ep_block.ep_half = true;
   run_fp8_case(ep_block, named_precision("fp8_block"));
-  run_fp8_case(custom(kFp8ScatterMinTokens, 16, 1024, 256, 8, "uniform"),
-               fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerTensorStatic));
-  run_fp8_case(custom(kFp8ScatterMinTokens, 32, 512, 256, kernels::kFp8ScatterSpanMaxTopk, "uniform"),
-               named_precision("fp8_block"));
+  run_fp8_case(custom(600, 16, 1024, 256, 8, "uniform"), fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerTensorStatic));
+  run_fp8_case(custom(300, 8, 1024, 512, 2, "uniform"), named_precision("fp8_tensor"));
+  run_fp8_case(custom(600, 32, 512, 256, kernels::kFp8ScatterSpanMaxTopk, "uniform"), named_precision("fp8_block"));
   // Blocks other than 128 x 128: fp8_gemv at every batch.
   QuantParams blocks = named_precision("fp8_block");
   blocks.block_n = 64;
