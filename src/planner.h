@@ -206,7 +206,7 @@ bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& quant);
 ///   / 0.978-0.988, M = 64 1.002-1.005; Mixtral (topk 2) 0.996-1.003. So from
 ///   kFp8ScatterMinTokens tokens and topk >= 4.
 /// - Group and tensor scales (a team of 16 lanes per 128-column span): measured at M = 16-4096
-///   (v43, fp8_block and fp8_tensor, two rounds) against once per pair: topk 8 0.77-0.93 from
+///   (v43, fp8_block and fp8_tensor, two rounds) against once per pair: topk 8 0.77-0.97 from
 ///   M = 256 (DeepSeek-V3 TP8 block M = 2048 986.0 -> 760.5 us, M = 1024 609.4 -> 528.7),
 ///   0.96-0.98 at M = 64 but for Qwen3 (1.00); topk 2 (Mixtral) 0.988-0.995 from M = 256;
 ///   topk 1 0.986-1.004 (a token is its pair). So topk from kFp8SpanScatterMinTopk to

@@ -209,7 +209,6 @@ cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t
 ///    and tensor scales: kGatherTokens quantizes the same token once per pair.
 enum class Fp8QuantIn { kRows, kGatherTokens, kGatedAct, kScatterTokens };
 
-
 /// fp8_quantize: q = e4m3(v / s) (round to nearest even, saturating at +-448) per row of
 /// `in` [rows, cols] (rows past *live_rows, when given, are skipped), s = max(amax / 448,
 /// 2^-64) (1 for an all-zero span) over the span the kind says, or the static scale. Output:
