@@ -161,6 +161,22 @@ __device__ __forceinline__ QuantRow<T, kIn, kAct> quant_row(const Fp8QuantParams
   return r;
 }
 
+// kScatterTokens: whether token `token` has a local pair (expert parallelism leaves some
+// without; false without a read where `live` is false: a thread past the tokens), and f(row)
+// for the row of each of its local pairs (align's row_of_pair).
+__device__ __forceinline__ bool token_has_local_pair(const Fp8QuantParams& p, int64_t token, bool live = true) {
+  bool any = false;
+  for (int32_t k = 0; live && k < p.topk; ++k) any |= p.row_of_pair[token * p.topk + k] >= 0;
+  return any;
+}
+template <typename F>
+__device__ __forceinline__ void for_each_pair_row(const Fp8QuantParams& p, int64_t token, F&& f) {
+  for (int32_t k = 0; k < p.topk; ++k) {
+    const int32_t dest = p.row_of_pair[token * p.topk + k];
+    if (dest >= 0) f(static_cast<int64_t>(dest));
+  }
+}
+
 // Where row's scale of 128-column block kb goes in kE4M3Grouped's layout: sfa0 + kb * stride
 // ([kb][rows_e] within its expert's stretch of the scales; sm90_grouped_gemm.cuh's SFA).
 __device__ __forceinline__ void grouped_scale_slot(const Fp8QuantParams& p, int64_t row, int64_t* sfa0,
@@ -249,9 +265,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
   constexpr bool kScatter = kIn == Fp8QuantIn::kScatterTokens;
   bool active = row < live_row_count(p);
   if constexpr (kScatter) {  // a token with no local pair (expert parallelism) is not read
-    bool any = false;
-    for (int32_t k = 0; active && k < p.topk; ++k) any |= p.row_of_pair[row * p.topk + k] >= 0;
-    active = any;  // uniform over the team
+    active = token_has_local_pair(p, row, active);  // uniform over the team
   }
   // The scales' slot in kE4M3Grouped's layout: the row's (lane 0), or (kScatter) lane k's
   // destination's, k < topk (valid_input: topk <= team), each lane's lookup in parallel.
@@ -305,10 +319,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
         } else {
           quantize_vector(p, f, q, o);
         }
-        for (int32_t k = 0; k < p.topk; ++k) {
-          const int32_t dest = p.row_of_pair[row * p.topk + k];
-          if (dest >= 0) store_vector(p, dest, v, o);
-        }
+        for_each_pair_row(p, row, [&](int64_t dest) { store_vector(p, dest, v, o); });
       } else if (static_tensor) {
         store_quantized(p, row, v, f, static_q);
       } else {
@@ -319,9 +330,11 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
       if (mine) store(v0 + tl);
       continue;
     }
-    for (int64_t v = v0 + tl; v < v1; v += team) {
-      src.load(v, f);
-      store(v);
+    if constexpr (!kScatter) {
+      for (int64_t v = v0 + tl; v < v1; v += team) {
+        src.load(v, f);
+        store(v);
+      }
     }
   }
 }
@@ -356,18 +369,13 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   // Where the quantized row goes: `row`, or (kScatter) the rows of the token's local pairs.
   const auto for_each_dest = [&](auto&& store_at) {
     if constexpr (kScatter) {
-      for (int32_t k = 0; k < p.topk; ++k) {
-        const int32_t dest = p.row_of_pair[row * p.topk + k];
-        if (dest >= 0) store_at(static_cast<int64_t>(dest));
-      }
+      for_each_pair_row(p, row, store_at);
     } else {
       store_at(row);
     }
   };
   if constexpr (kScatter) {  // a token with no local pair (expert parallelism) is not read
-    bool any = false;
-    for (int32_t k = 0; k < p.topk; ++k) any |= p.row_of_pair[row * p.topk + k] >= 0;
-    if (!any) return;  // uniform over the row's threads
+    if (!token_has_local_pair(p, row)) return;  // uniform over the row's threads
   }
   const int64_t vecs = kWhole ? live_row_count(p) * p.cols / kVec : p.cols / kVec;
   const Row src = quant_row<T, kIn, kAct>(p, row, tid == 0);
