@@ -143,7 +143,8 @@ int64_t fp8_grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight
                               bool block_scales, int64_t sm_count) {
   if (tall_tiles_fit_one_wave(pairs, num_experts, weight_rows, 128, sm_count)) return 128;
   const int64_t active = active_experts(pairs, num_experts);
-  const int64_t down_max_rows = block_scales ? kFp8BlockDownShortMaxRows : kFp8DownShortMaxRows;
+  const int64_t down_max_rows =
+      block_scales || k < kFp8DownShortMinK ? kFp8BlockDownShortMaxRows : kFp8DownShortMaxRows;
   const bool short_tiles = gate_up ? !block_scales && pairs <= kFp8GateUpShortMaxRows * active
                                    : pairs <= down_max_rows * active && k <= kFp8DownShortMaxK;
   return short_tiles ? 64 : 128;

@@ -133,13 +133,21 @@ int64_t grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_row
 /// weights in the epilogue). Epilogue scales: 128 where the 128-row tiles fit one
 /// wave (weight tiles of 128 columns, as above); else 64 for GEMM1 (gate/up) up to
 /// kFp8GateUpShortMaxRows rows per expert, and for GEMM2 (down) up to kFp8DownShortMaxRows
-/// where k is at most kFp8DownShortMaxK. Measured per GEMM (v35, fp8_channel, one binary, two
+/// where k is at least kFp8DownShortMinK and at most kFp8DownShortMaxK (up to
+/// kFp8BlockDownShortMaxRows where k is shorter: two 128-k blocks per 64 x 192 tile leave its
+/// epilogue most of the time). Measured per GEMM (v35, fp8_channel, one binary, two
 /// rounds, the layer's time with only that GEMM on 64-row tiles / both on 128,
 /// bench/results/h200/v35/): GEMM1 r = 64 DeepSeek-V3 TP8 0.983, Mixtral 0.980, Qwen3 0.972,
 /// Scout / Qwen2 1.006; r = 128 0.994-1.032 but Mixtral 0.943; r = 256 1.000-1.074. GEMM2
 /// (k = I) r = 64 / 128 / 256: Qwen3 (768) 0.943 / 0.958 / 0.978, Qwen2 (640) 0.957 / 0.965 /
 /// 0.982 (r = 512 1.002), Scout (1024) 0.965 / 0.976 / 0.979, DeepSeek (256) 0.964 / 1.010;
-/// Mixtral (k = 14336) 1.035 / 0.995 / 1.026 (r = 512 / 1024 1.075 / 1.111).
+/// Mixtral (k = 14336) 1.035 / 0.995 / 1.026 (r = 512 / 1024 1.075 / 1.111). On v41's
+/// 192-column tiles (v44, fp8_channel / fp8_tensor, one binary, two rounds, GEMM2 on 128 rows
+/// against this rule, bench/results/h200/v44/): DeepSeek-V3 TP8 (k = 256) r = 128 0.936 /
+/// 0.981 and r = 64 1.042 / 1.057; the others keep 64: Qwen2 (640) r = 64 / 128 / 256 1.064 /
+/// 1.017 / 0.999 (fp8_tensor 1.048 / 1.025 / 1.010), Qwen3 (768) r = 64 / 128 / 256 1.066 /
+/// 1.017 / 1.010, Scout (1024) r = 64 / 128 / 256 1.036 / 1.007 / 0.984 (fp8_tensor 1.026 /
+/// 1.006 / 0.988).
 /// Block scales: the same one-wave test; then 64 for GEMM2 only, up to kFp8BlockDownShortMaxRows
 /// rows per expert where k is at most kFp8DownShortMaxK. Measured per GEMM (v36, fp8_block, as
 /// above): GEMM2 r = 64 DeepSeek-V3 TP8 0.986, Scout 0.991, Qwen2 0.982, Qwen3 0.984; r = 128
@@ -150,6 +158,7 @@ int64_t grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_row
 inline constexpr int64_t kFp8GateUpShortMaxRows = 96;
 inline constexpr int64_t kFp8DownShortMaxRows = 256;
 inline constexpr int64_t kFp8BlockDownShortMaxRows = 96;
+inline constexpr int64_t kFp8DownShortMinK = 512;
 inline constexpr int64_t kFp8DownShortMaxK = 4096;
 int64_t fp8_grouped_tile_rows(int64_t pairs, int64_t num_experts, int64_t weight_rows, int64_t k, bool gate_up,
                               bool block_scales, int64_t sm_count);

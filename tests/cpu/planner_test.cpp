@@ -358,6 +358,13 @@ TEST(Planner, Fp8GroupedTileRowsPerGemm) {
   EXPECT_EQ(fp8_grouped_tile_rows(64 * (r1 + 1), 64, 1280, 3584, true, false, kSms), 128);
   EXPECT_EQ(fp8_grouped_tile_rows(64 * r2, 64, 3584, 640, false, false, kSms), 64);
   EXPECT_EQ(fp8_grouped_tile_rows(64 * (r2 + 1), 64, 3584, 640, false, false, kSms), 128);
+  // Below kFp8DownShortMinK, GEMM2 on 64 rows only up to kFp8BlockDownShortMaxRows per expert
+  // (DeepSeek-V3 TP8: k = 256).
+  const int64_t rb = kFp8BlockDownShortMaxRows;
+  EXPECT_EQ(fp8_grouped_tile_rows(256 * rb, 256, 7168, 256, false, false, kSms), 64);
+  EXPECT_EQ(fp8_grouped_tile_rows(256 * (rb + 1), 256, 7168, 256, false, false, kSms), 128);
+  EXPECT_EQ(fp8_grouped_tile_rows(256 * 128, 256, 7168, kFp8DownShortMinK - 1, false, false, kSms), 128);
+  EXPECT_EQ(fp8_grouped_tile_rows(256 * 128, 256, 7168, kFp8DownShortMinK, false, false, kSms), 64);
   // Mixtral's GEMM2 (k = 14336) stays on 128 at every r; its GEMM1 takes 64 at r = 64.
   EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 4096, 14336, false, false, kSms), 128);
   EXPECT_EQ(fp8_grouped_tile_rows(8 * 64, 8, 4096, kFp8DownShortMaxK, false, false, kSms), 64);
@@ -370,7 +377,6 @@ TEST(Planner, Fp8GroupedTileRowsPerGemm) {
   EXPECT_EQ(fp8_grouped_tile_rows(0, 8, 2048, 1024, true, false, kSms), 128);
   // Block scales: GEMM1 on 128 rows at every r; GEMM2 on 64 up to kFp8BlockDownShortMaxRows
   // where k <= kFp8DownShortMaxK, past the same one-wave test.
-  const int64_t rb = kFp8BlockDownShortMaxRows;
   EXPECT_EQ(fp8_grouped_tile_rows(256 * 64, 256, 512, 7168, true, true, kSms), 128);  // DeepSeek-V3 TP8 M = 2048
   EXPECT_EQ(fp8_grouped_tile_rows(256 * 64, 256, 7168, 256, false, true, kSms), 64);
   EXPECT_EQ(fp8_grouped_tile_rows(128 * rb, 128, 2048, 768, false, true, kSms), 64);
