@@ -199,14 +199,6 @@ namespace {
 
 bool gemm1_gated(const PreparedWeights& w) { return grouped_fuses_activation(w.quant, w.gate_up_interleaved); }
 
-// Whether GEMM1 reads x's rows in token order itself (planner.h, grouped_gemm1_gathers): then
-// no gather kernel runs and align writes row_of_pair.
-bool gemm1_gathers_rows(const MoeArguments& args, KernelPath path, int32_t sms) {
-  const ProblemShape& s = args.inputs.shape;
-  return grouped_gemm1_gathers(args.weights->quant, args.weights->gate_up_interleaved, path, s.inter, s.hidden,
-                               s.m * s.topk, s.num_experts, sms);
-}
-
 // The tile of the FP8 grouped GEMM that serves projection `which` on `path` (a grouped path) on
 // `sms` SMs: swapped, 128 weight rows (and 64 tokens); else token rows by fp8_grouped_tile_rows
 // and weight columns by fp8_grouped_tile_cols.
@@ -226,6 +218,20 @@ Fp8Tile fp8_tile(const MoeArguments& args, KernelPath path, Projection which, in
   return t;
 }
 
+// Whether GEMM1 reads x's rows in token order itself (planner.h, grouped_gemm1_gathers; FP8:
+// its e4m3 codes, fp8_gemm1_gathers): then no gather kernel runs (FP8: x is quantized once
+// per token) and align writes row_of_pair.
+bool gemm1_gathers_rows(const MoeArguments& args, KernelPath path, int32_t sms) {
+  const ProblemShape& s = args.inputs.shape;
+  const QuantParams& q = args.weights->quant;
+  if (is_fp8_format(q.format)) {
+    const Fp8Tile t = fp8_tile(args, path, Projection::kW13, sms);
+    return fp8_gemm1_gathers(q, path, t.rows, t.cols, s.hidden, s.inter, static_cast<int32_t>(s.topk));
+  }
+  return grouped_gemm1_gathers(q, args.weights->gate_up_interleaved, path, s.inter, s.hidden, s.m * s.topk,
+                               s.num_experts, sms);
+}
+
 // The grouped GEMM instantiation that serves projection `which` of these weights on `path` (a
 // grouped path) on `sms` SMs: GEMM1 with the activation in its epilogue where
 // grouped_fuses_activation says, the tile's height by swapped_tile_rows (swapped bf16/fp16
@@ -240,7 +246,7 @@ kernels::GroupedGemmEntry grouped_entry(const MoeArguments& args, KernelPath pat
   if (is_fp8_format(q.format)) {
     const Fp8Tile t = fp8_tile(args, path, which, sms);
     return kernels::fp8_grouped_gemm_entry(elem, !fp8_epilogue_scales(q), swap, static_cast<int>(t.rows),
-                                           static_cast<int>(t.cols));
+                                           static_cast<int>(t.cols), w13 && gemm1_gathers_rows(args, path, sms));
   }
   const bool gated = w13 && gemm1_gated(*args.weights);
   const int64_t tile_m = swap ? swapped_tile_rows(n) : grouped_tile_rows(s.m * s.topk, s.num_experts, n, w13, sms);
@@ -324,6 +330,7 @@ struct Fp8Quantize {
   kernels::Fp8QuantIn source = kernels::Fp8QuantIn::kRows;
   int32_t topk = 1;
   int32_t* row_of_pair = nullptr;
+  bool codes_by_token = false;  // kScatterTokens: codes at the token's row, scales at its pairs'
   kernels::GatedAct act = kernels::GatedAct::kSilu;
   const float* topk_weights = nullptr;
   bool amax_ready = false;  // per-tensor dynamic: *amax holds the amax already (gated_act's)
@@ -351,6 +358,7 @@ Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const 
   p.sorted_pairs = how.grouped != nullptr ? how.grouped->sorted_pairs : nullptr;
   p.topk = how.topk;
   p.row_of_pair = how.row_of_pair;
+  p.codes_by_token = how.codes_by_token;
   p.act = how.act;
   p.topk_weights = how.topk_weights;
   if (q.act_quant == ActQuant::kPerTensorStatic) p.tensor_scale = static_scale;
@@ -549,9 +557,9 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   const int64_t* live = al.expert_offsets + s.num_experts;
   if (fp8) {
     // Each GEMM's input quantized to e4m3 in expert order (x's amax over every token), then
-    // sm90_fp8_grouped_gemm. The quantizer gathers x's rows itself, and applies the gated
-    // activation to GEMM1's output as it reads it where fp8_fuses_activation says, so these
-    // do not go to memory in bf16. The GEMM: scales that do not vary along k applied in its
+    // sm90_fp8_grouped_gemm. The quantizer gathers x's rows itself (or GEMM1 reads x's codes
+    // by token: fp8_gemm1_gathers), and applies the gated activation to GEMM1's output as it
+    // reads it where fp8_fuses_activation says, so these do not go to memory in bf16. The GEMM: scales that do not vary along k applied in its
     // epilogue (the checkpoint's weight scales as they are); else in its mainloop, the
     // weights' scales rewritten in its layout first. D in the activation dtype.
     void* gate_up = at<void>(workspace, ws, "gate_up");
@@ -564,6 +572,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     const int32_t scale_cols[2] = {kernels::fp8_weight_scale_cols(fp8_tile(args, path, Projection::kW13, sms).cols),
                                    kernels::fp8_weight_scale_cols(fp8_tile(args, path, Projection::kW2, sms).cols)};
     const bool shared_setup = epilogue_scales || scale_cols[0] == scale_cols[1];
+    const bool gathers = gemm1_gathers_rows(args, path, sms);  // x's codes [tokens, H] read by token
     // Each GEMM's parameters (GEMM1 into gate_up, GEMM2 into rows), its arrays set (0 or 1).
     auto params = [&](Projection which) {
       const bool w13 = which == Projection::kW13;
@@ -577,6 +586,10 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
       g.b = w.w;
       g.d = w13 ? gate_up : rows;
       g.sfa = sfa;
+      if (w13 && gathers) {
+        g.gather_topk = static_cast<int32_t>(s.topk);
+        g.sorted_pairs = al.sorted_pairs;
+      }
       if (epilogue_scales) {  // [E] per-tensor or [E, n] per-channel, as in the checkpoint
         g.sfb = w.scales;
         g.sfb_per_column = w.kind == kernels::Fp8WeightScale::kRow;
@@ -623,8 +636,11 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     x_how.grouped = &al;
     x_how.num_experts = s.num_experts;
     // x quantized once per token and stored at its pairs' rows (align wrote row_of_pair), or
-    // once per pair, gathered (planner.h, fp8_x_by_token).
-    x_how.source = fp8_x_by_token(s, quant) ? kernels::Fp8QuantIn::kScatterTokens : kernels::Fp8QuantIn::kGatherTokens;
+    // once per pair, gathered (planner.h, fp8_x_by_token); for a gathering GEMM1 once per
+    // token at the token's row, only the scales at its pairs' rows.
+    x_how.source = gathers || fp8_x_by_token(s, quant) ? kernels::Fp8QuantIn::kScatterTokens
+                                                       : kernels::Fp8QuantIn::kGatherTokens;
+    x_how.codes_by_token = gathers;
     x_how.topk = s.topk;
     x_how.row_of_pair = row_of_pair;
     FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, in.x, args.weights->w13.input_scale, x_how));

@@ -95,6 +95,15 @@ bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& q) {
   return shape.topk >= kFp8SpanScatterMinTopk && shape.topk <= kernels::kFp8ScatterSpanMaxTopk;  // group or tensor
 }
 
+bool fp8_gemm1_gathers(const QuantParams& q, KernelPath path, int64_t tile_rows, int64_t tile_cols,
+                       int64_t hidden, int64_t inter, int32_t topk) {
+  if (!fp8_epilogue_scales(q) || hidden % 16 != 0 || topk < 2) return false;
+  // Tensor scales go to the pairs' rows by a span team's lanes (kScatterTokens).
+  if (q.act_quant != ActQuant::kPerToken && topk > kernels::kFp8ScatterSpanMaxTopk) return false;
+  if (path == KernelPath::kGroupedSwapped) return hidden >= kFp8SwapGatherMinHidden;
+  return path == KernelPath::kGroupedGemm && tile_rows == 64 && tile_cols == 192 && 2 * inter <= kGatherMaxGateUpRows;
+}
+
 bool top1_direct_output(const ProblemShape& s, bool has_expert_map) {
   return s.topk == 1 && s.m <= kernels::kZeroSkippedMaxPairs && (!has_expert_map || s.m <= kTop1DirectMaxMappedTokens);
 }

@@ -224,6 +224,28 @@ inline constexpr int64_t kFp8ScatterMinTokens = 256;
 inline constexpr int32_t kFp8ScatterMinTopk = 4;
 inline constexpr int32_t kFp8SpanScatterMinTopk = 2;
 bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& quant);
+/// Whether GEMM1 of the FP8 grouped path reads x's e4m3 rows by token itself
+/// (sm90_gather_mainloop.cuh over the epilogue-scaled kernel, as grouped_gemm1_gathers for
+/// bf16): x is then quantized once per token into [tokens, H] and only its scales go to the
+/// rows of the token's pairs (kScatterTokens with codes_by_token), where otherwise its codes
+/// are written at every pair's row (topk times x's bytes) and read back by GEMM1's TMA.
+/// Epilogue scales (per-tensor and per-channel), H a multiple of 16 (the producer's 16-byte
+/// copies), topk >= 2 (with one pair per token nothing is saved); then swapped tiles where H
+/// is at least kFp8SwapGatherMinHidden, and unswapped ones on 64 x 192 tiles (tile_rows x
+/// tile_cols: fp8_grouped_tile_rows / _cols) where 2I is at most kGatherMaxGateUpRows.
+/// Measured (v44, fp8_channel / fp8_tensor, one binary, two rounds, the layer with every
+/// eligible GEMM1 gathering against none, bench/results/h200/v44/): swapped Mixtral (H =
+/// 4096, topk 2) M = 16-96 0.947-0.994, M = 128 0.994 / 0.998; DeepSeek-V3 TP8 (7168) M = 256
+/// / 512 / 1024 0.988 / 0.984 / 0.985 (0.997 / 0.990 / 0.981), M = 128 0.997 / 1.005; but Qwen2
+/// (3584) M = 32-256 1.004-1.029 and Qwen3 (2048) 1.017-1.036; Scout (topk 1) 0.999-1.010.
+/// Unswapped DeepSeek (2I = 512) on 64-row tiles (r = 64-96) 0.968-0.976, on 128-row ones (M =
+/// 4096) 1.055 / 1.057; the wider 2I on 64-row tiles (r = 64) Qwen2 1.004 / 1.011, Qwen3 1.019
+/// / 1.017, Scout 1.004 / 1.009, and 1.08-1.29 on 128-row tiles (Mixtral M >= 512 1.10-1.29):
+/// where GEMM1 is bound by its tensor cores the cp.async producer costs more than the bytes
+/// it saves.
+inline constexpr int64_t kFp8SwapGatherMinHidden = 4096;
+bool fp8_gemm1_gathers(const QuantParams& quant, KernelPath path, int64_t tile_rows, int64_t tile_cols,
+                       int64_t hidden, int64_t inter, int32_t topk);
 
 /// Whether a small-M layer writes its output from the down GEMV, without the combine: top-1
 /// (a pair is its token), at most kZeroSkippedMaxPairs pairs (align's one CTA zeroes the rows of

@@ -304,22 +304,29 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
     if (group) m = lanes_max(m, team);
     if (!valid) continue;
     const DynamicScale q = group ? DynamicScale(dynamic_scale(m)) : tensor_q;
+    // kE4M3Grouped: every block's scale for groups; a tensor scale in the first block only
+    // (the epilogue-scaled GEMM reads no other).
+    const bool block_scale = group || sp == 0;
     if constexpr (kScatter) {
-      if (dest_slot) p.scales[sfa0 + sp * stride] = q.s;
+      if (dest_slot && block_scale) p.scales[sfa0 + sp * stride] = q.s;
     } else if (tl == 0 && grouped_out) {
-      p.scales[sfa0 + sp * stride] = q.s;  // span = kFp8ScaleBlock: sp is the block
+      if (block_scale) p.scales[sfa0 + sp * stride] = q.s;  // span = kFp8ScaleBlock: sp is the block
     } else if (tl == 0 && group) {
       p.scales[row * spans + sp] = q.s;
     }
     const auto store = [&](int64_t v) {
-      if constexpr (kScatter) {  // the codes once, stored at each destination row
+      if constexpr (kScatter) {  // the codes once, stored at each destination row (or the token's)
         uint32_t o[4];
         if (static_tensor) {
           quantize_vector(p, f, static_q, o);
         } else {
           quantize_vector(p, f, q, o);
         }
-        for_each_pair_row(p, row, [&](int64_t dest) { store_vector(p, dest, v, o); });
+        if (p.codes_by_token) {
+          store_vector(p, row, v, o);
+        } else {
+          for_each_pair_row(p, row, [&](int64_t dest) { store_vector(p, dest, v, o); });
+        }
       } else if (static_tensor) {
         store_quantized(p, row, v, f, static_q);
       } else {
@@ -366,13 +373,16 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   // even with no live rows (1, as the amax pass's zero gives).
   if (!kWhole && row >= live_row_count(p)) return;
   constexpr bool kScatter = kIn == Fp8QuantIn::kScatterTokens;
-  // Where the quantized row goes: `row`, or (kScatter) the rows of the token's local pairs.
+  // Where the quantized row goes: `row`, or (kScatter) the rows of the token's local pairs
+  // (with codes_by_token, its codes to `row` and only its scales to those rows).
   const auto for_each_dest = [&](auto&& store_at) {
     if constexpr (kScatter) {
-      for_each_pair_row(p, row, store_at);
-    } else {
-      store_at(row);
+      if (!p.codes_by_token) {
+        for_each_pair_row(p, row, store_at);
+        return;
+      }
     }
+    store_at(row);
   };
   if constexpr (kScatter) {  // a token with no local pair (expert parallelism) is not read
     if (!token_has_local_pair(p, row)) return;  // uniform over the row's threads
@@ -407,23 +417,24 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
   // float (NaN ignored by both, infinity kept).
   if (kWhole && tid == 0 && p.amax_out != nullptr) *p.amax_out = m;
   const DynamicScale q(dynamic_scale(m));
-  if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {  // the row's scale for each of its blocks
-    const int64_t kbs = (p.cols + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
+  if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
+    // The row's scale in its first block's slot: per-row scales are applied in the GEMM's
+    // epilogue, which reads no other block (launch.h, Fp8QuantOut).
     if constexpr (kScatter) {
-      // (destination, block) spread over the row's threads: each destination's expert lookup
-      // (a binary search, 7 dependent loads at E = 128) in parallel, not topk of them in turn
-      // (measured in turn: 2-3% slower at M = 64-1024, v24).
-      for (int64_t i = tid; i < p.topk * kbs; i += kRowThreads) {
-        const int32_t dest = p.row_of_pair[row * p.topk + i / kbs];
+      // The destinations spread over the row's threads: each one's expert lookup (a binary
+      // search, 7 dependent loads at E = 128) in parallel, not topk of them in turn (measured
+      // in turn: 2-3% slower at M = 64-1024, v24).
+      for (int64_t i = tid; i < p.topk; i += kRowThreads) {
+        const int32_t dest = p.row_of_pair[row * p.topk + i];
         if (dest < 0) continue;
         int64_t sfa0 = 0, stride = 0;
         grouped_scale_slot(p, dest, &sfa0, &stride);
-        p.scales[sfa0 + i % kbs * stride] = q.s;
+        p.scales[sfa0] = q.s;
       }
-    } else {
+    } else if (tid == 0) {
       int64_t sfa0 = 0, stride = 0;
       grouped_scale_slot(p, row, &sfa0, &stride);
-      for (int64_t kb = tid; kb < kbs; kb += kRowThreads) p.scales[sfa0 + kb * stride] = q.s;
+      p.scales[sfa0] = q.s;
     }
   } else if (tid == 0) {
     p.scales[row] = q.s;
@@ -754,6 +765,7 @@ namespace {
 // The input view's own requirements (Fp8QuantIn).
 bool valid_input(const Fp8QuantParams& p) {
   if (p.rows < 0 || p.cols % kVec != 0 || (p.in == nullptr && p.rows > 0)) return false;
+  if (p.codes_by_token && p.in_kind != Fp8QuantIn::kScatterTokens) return false;
   switch (p.in_kind) {
     case Fp8QuantIn::kRows: return true;
     case Fp8QuantIn::kGatherTokens: return p.sorted_pairs != nullptr && p.row_of_pair != nullptr && p.topk > 0;

@@ -204,7 +204,9 @@ cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t
 ///  - kScatterTokens: in = x [rows = tokens, cols]; each token's row is quantized once (its
 ///    scales: one per row, per 128-column group, or the tensor's) and stored at out rows
 ///    row_of_pair[t * topk + k] for the k whose entry is >= 0 (align's map: the rows of the
-///    token's local pairs in expert order), with the scales at each of those rows.
+///    token's local pairs in expert order), with the scales at each of those rows. With
+///    codes_by_token the codes go once to out row t instead (out [tokens, cols], for a GEMM1
+///    that reads x's rows by token itself), the scales still to the pairs' rows.
 ///    kE4M3Grouped only, and topk at most kFp8ScatterSpanMaxTopk (fp8_geometry.h) for group
 ///    and tensor scales: kGatherTokens quantizes the same token once per pair.
 enum class Fp8QuantIn { kRows, kGatherTokens, kGatedAct, kScatterTokens };
@@ -216,7 +218,8 @@ enum class Fp8QuantIn { kRows, kGatherTokens, kGatedAct, kScatterTokens };
 ///    [rows] (kRow), [rows, ceil(cols / group)] (kGroup) or scales[0] (kTensor).
 ///  - kE4M3Grouped (sm90_fp8_grouped_gemm): out [rows, cols] e4m3 bytes, rows sorted by
 ///    expert (expert_offsets); scales in the GEMM's SFA layout, one per row and 128-column
-///    block for every kind (kGroup: group = 128).
+///    block (kGroup: group = 128), or for kRow and kTensor, which the GEMM applies in its
+///    epilogue, only the first block's (the one it reads).
 enum class Fp8QuantOut { kF16Values, kE4M3Grouped };
 struct Fp8QuantParams {
   ElemType elem = ElemType::kBF16;
@@ -240,6 +243,7 @@ struct Fp8QuantParams {
   GatedAct act = GatedAct::kSilu;         // kGatedAct
   const float* topk_weights = nullptr;    // kGatedAct: the routed weights applied on the input, or nullptr
   bool whole_tensor = false;  // kTensor dynamic at decode sizes: one CTA reduces the amax itself (amax unused)
+  bool codes_by_token = false;  // kScatterTokens: the codes at out row t (the token), the scales still at its pairs' rows
   float* amax_out = nullptr;  // whole_tensor: where it stores that amax (launch_fp8_amax's value), or nullptr
 };
 /// whole_tensor: kTensor with no tensor_scale, kRows in, kF16Values out, rows * cols at most
@@ -400,9 +404,10 @@ struct GroupedGemmParams {
   GatedAct act = GatedAct::kSilu;
   const int32_t* sorted_pairs = nullptr;
   const float* topk_weights = nullptr;
-  // Gathering gated instantiations (grouped_gemm_entry's gather_a): > 0, A is x [tokens, k]
-  // itself and row r of expert e is token sorted_pairs[expert_offsets[e] + r] / gather_topk
-  // (no gathered copy); 0 for the others, whose A holds the rows in expert order.
+  // Gathering instantiations (grouped_gemm_entry's and fp8_grouped_gemm_entry's gather_a): > 0,
+  // A is x [tokens, k] itself (FP8: its e4m3 codes) and row r of expert e is token
+  // sorted_pairs[expert_offsets[e] + r] / gather_topk (no gathered copy); 0 for the others,
+  // whose A holds the rows in expert order.
   int32_t gather_topk = 0;
   // Where the per-expert arrays (problem shapes, pointers, strides) come from: -1, a small
   // setup kernel launched before the GEMM writes them; 0 or 1, GEMM1's or GEMM2's set, which
@@ -446,6 +451,10 @@ FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_n192)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_n192)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_m64_n192)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_m64_n192)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_gather_m64_n192)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_gather_m64_n192)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_epi_swap_gather)
+FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_swap_gather)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_epi_swap)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_bf16_block)
 FUSEDMOE_DECLARE_GROUPED_GEMM(fp8_grouped_gemm_fp16_block)
@@ -526,10 +535,20 @@ inline GroupedGemmEntry grouped_gemm_entry(ElemType e, bool swap, bool gated, in
 /// fp8_grouped_tile_rows); 128 for the swapped ones. tile_n: weight columns per tile, 128, or
 /// 192 for the unswapped kernels (planner.h, fp8_grouped_tile_cols; block scales: 128-row
 /// tiles, SFB as fp8_weight_scales writes it with n_granularity kFp8WideTileScaleCols). A
-/// block-scaled entry on 192 columns sets up only GEMMs on its own tile width.
+/// block-scaled entry on 192 columns sets up only GEMMs on its own tile width. gather_a
+/// (epilogue scales; swapped, or unswapped on 64 x 192 tiles): GEMM1 reads x's e4m3 rows in
+/// token order itself (GroupedGemmParams::gather_topk; planner.h, fp8_gemm1_gathers).
 inline GroupedGemmEntry fp8_grouped_gemm_entry(ElemType out, bool block_scales, bool swap, int tile_m,
-                                               int tile_n = 128) {
+                                               int tile_n = 128, bool gather_a = false) {
   const bool bf16 = out == ElemType::kBF16;
+  if (gather_a && !block_scales && swap) {
+    return bf16 ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_epi_swap_gather)
+                : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_epi_swap_gather);
+  }
+  if (gather_a && !block_scales && !swap && tile_m == 64 && tile_n == 192) {
+    return bf16 ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_epi_gather_m64_n192)
+                : FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_fp16_epi_gather_m64_n192);
+  }
   if (!swap && tile_n == 192) {
     if (block_scales) {  // 128-row tiles
       return bf16 ? FUSEDMOE_GROUPED_ENTRY(fp8_grouped_gemm_bf16_block_n192)

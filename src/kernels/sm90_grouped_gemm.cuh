@@ -305,7 +305,9 @@ class GatedActEpilogue {
 // of the unswapped FP8 families (epilogue or block scales), 128 (cooperative) or 64 (pingpong,
 // 64 x 128 x 128; fp8_grouped_tile_rows). The swapped FP8 families have one tile shape each.
 // kGatherA: GEMM1 reading x's rows in token order itself (sm90_gather_mainloop.cuh) instead
-// of a gathered copy, as A or (swapped) as B; the bf16/fp16 gated families only.
+// of a gathered copy, as A or (swapped) as B: the bf16/fp16 gated families, and the
+// epilogue-scaled FP8 family (x's e4m3 codes once per token, each row's scale in SFA's first
+// block at the row's place in expert order, as the quantizer stores them).
 // kTileN: the tile's N where it is not the family's own (below).
 template <typename ElementAB, typename ElementD, int kScaleN, bool kSwapOperands = false, bool kGatedOut = false,
           int kTileM = 128, bool kGatherRows = false, int kTileN = 0>
@@ -352,7 +354,8 @@ struct GroupedGemm {
                          cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative>,
       Fusion>::CollectiveOp;
   static_assert(!kGated || !kFp8, "the gated epilogue serves the bf16/fp16 family");
-  static_assert(!kGatherA || kGated, "the gathering mainloop serves the gated GEMM1");
+  static_assert(!kGatherA || kGated || kEpilogueScaled,
+                "the gathering mainloop serves the gated GEMM1 and the epilogue-scaled FP8 GEMM1");
   using Epilogue = std::conditional_t<
       kGated, cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<GatedActEpilogue<ElementD, kSwap>>,
       TmaEpilogue>;
@@ -467,6 +470,7 @@ struct GroupedGemm {
               {{arr.a, arr.stride_a, arr.b, arr.stride_b}, gather},
               {},
               hw};
+      if constexpr (!kGated) args.epilogue = {{}, nullptr, nullptr, arr.d, arr.stride_d};  // FP8: the scales below
     } else if constexpr (kGated) {
       args = {cutlass::gemm::GemmUniversalMode::kGrouped,
               {p.num_groups, arr.shapes, nullptr},
@@ -666,6 +670,12 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
 // (kSwap) of kTileM weight rows and 64 tokens.
 #define FUSEDMOE_GROUPED_GEMM_INSTANCE_GATHER(name, ElementAB, kTileM, kSwap) \
   FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, (sm90::GroupedGemm<ElementAB, ElementAB, 0, kSwap, true, kTileM, true>))
+// The epilogue-scaled FP8 GEMM1 reading x's e4m3 rows itself (kGatherA): unswapped on kTileM x
+// kTileN x 128 tiles (64 x 192), or (kSwap) on the swapped family's 128 x 64 x 128 (kTileM 128,
+// kTileN 0).
+#define FUSEDMOE_GROUPED_GEMM_INSTANCE_FP8_GATHER(name, ElementD, kSwap, kTileM, kTileN)                   \
+  FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(name, (sm90::GroupedGemm<cutlass::float_e4m3_t, ElementD, sm90::kEpilogueScales, \
+                                                               kSwap, false, kTileM, true, kTileN>))
 // An unswapped FP8 GEMM (kScaleN: sm90::kEpilogueScales or 128) on kTileM x kTileN x 128 tiles.
 #define FUSEDMOE_GROUPED_GEMM_INSTANCE_COLS(name, ElementD, kScaleN, kTileM, kTileN) \
   FUSEDMOE_GROUPED_GEMM_INSTANCE_TYPE(                                                \

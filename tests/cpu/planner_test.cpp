@@ -344,6 +344,43 @@ TEST(Planner, SwappedGemmOneGathersRowsWithFewTilesOrLongRows) {
   EXPECT_FALSE(grouped_gemm1_gathers(dense, false, swapped, 1024, 5120, 64, 16, kSms));
 }
 
+TEST(Planner, Fp8Gemm1GathersXCodes) {
+  // Epilogue scales, H a multiple of 16, topk >= 2; swapped tiles where H >= 4096, unswapped
+  // 64 x 192 tiles where 2I <= kGatherMaxGateUpRows (v44).
+  QuantParams channel;
+  channel.format = WeightFormat::kFP8PerChannel;
+  channel.act_quant = ActQuant::kPerToken;
+  QuantParams tensor = channel;
+  tensor.format = WeightFormat::kFP8PerTensor;
+  tensor.act_quant = ActQuant::kPerTensorDynamic;
+  QuantParams block = channel;
+  block.format = WeightFormat::kFP8Block;
+  block.act_quant = ActQuant::kPerGroup;
+  const KernelPath gemm = KernelPath::kGroupedGemm, swapped = KernelPath::kGroupedSwapped;
+  // DeepSeek-V3 TP8 (H = 7168, 2I = 512): 64-row tiles (r = 64-96) and swapped ones, every
+  // epilogue-scaled mode; not 128-row tiles (M = 4096), not block scales.
+  EXPECT_TRUE(fp8_gemm1_gathers(channel, gemm, 64, 192, 7168, 256, 8));
+  EXPECT_TRUE(fp8_gemm1_gathers(tensor, gemm, 64, 192, 7168, 256, 8));
+  EXPECT_FALSE(fp8_gemm1_gathers(block, gemm, 64, 192, 7168, 256, 8));
+  EXPECT_FALSE(fp8_gemm1_gathers(channel, gemm, 128, 192, 7168, 256, 8));
+  EXPECT_FALSE(fp8_gemm1_gathers(channel, gemm, 64, 128, 7168, 256, 8));  // no such kernel
+  EXPECT_TRUE(fp8_gemm1_gathers(channel, swapped, 128, 128, 7168, 256, 8));
+  EXPECT_FALSE(fp8_gemm1_gathers(block, swapped, 128, 128, 7168, 256, 8));
+  EXPECT_FALSE(fp8_gemm1_gathers(channel, KernelPath::kSmallM, 64, 192, 7168, 256, 8));
+  // Wider 2I unswapped (Qwen2, Qwen3 at r = 64), shorter rows swapped (Qwen2: H = 3584).
+  EXPECT_FALSE(fp8_gemm1_gathers(channel, gemm, 64, 192, 2048, 768, 8));
+  EXPECT_FALSE(fp8_gemm1_gathers(channel, swapped, 128, 128, kFp8SwapGatherMinHidden - 16, 640, 8));
+  EXPECT_TRUE(fp8_gemm1_gathers(channel, swapped, 128, 128, kFp8SwapGatherMinHidden, 14336, 2));  // Mixtral
+  // 16-byte rows; topk 1 (Scout: a token is its pair).
+  EXPECT_FALSE(fp8_gemm1_gathers(channel, swapped, 128, 128, 7168 + 8, 256, 8));
+  EXPECT_FALSE(fp8_gemm1_gathers(channel, swapped, 128, 128, 5120, 1024, 1));
+  // Tensor scales go to the pairs' rows by a span team's lanes: topk up to kFp8ScatterSpanMaxTopk.
+  const int32_t most = kernels::kFp8ScatterSpanMaxTopk;
+  EXPECT_TRUE(fp8_gemm1_gathers(tensor, swapped, 128, 128, 4096, 256, most));
+  EXPECT_FALSE(fp8_gemm1_gathers(tensor, swapped, 128, 128, 4096, 256, most + 1));
+  EXPECT_TRUE(fp8_gemm1_gathers(channel, swapped, 128, 128, 4096, 256, most + 1));
+}
+
 TEST(Planner, Fp8GroupedTileRowsPerGemm) {
   // The unswapped FP8 GEMMs, epilogue scales first: weight tiles of 128 columns in the one-wave test;
   // GEMM1 on 64 rows up to kFp8GateUpShortMaxRows per expert, GEMM2 up to kFp8DownShortMaxRows

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fusedmoe/build_info.h"
 #include "fusedmoe/moe.h"
@@ -1143,6 +1144,63 @@ TEST(Fp8LayerAuto, LargeBatch) {
   blocks.block_n = 64;
   blocks.block_k = 192;
   run_fp8_case(custom(300, 8, 768, 384, 2, "uniform"), blocks);
+}
+
+TEST(Fp8LayerAuto, Gemm1GathersXCodesByToken) {
+  REQUIRE_GPU();
+  // GEMM1 reading x's e4m3 codes by token itself (planner.h, fp8_gemm1_gathers): x quantized
+  // once per token at the token's row, only its scales stored at its pairs' rows. Unswapped
+  // 64 x 192 tiles (2I = 512) and swapped tiles (H >= 4096), per-token and per-tensor
+  // (dynamic, static) scales, H past the last full 128-k tile (2880, 4176), topk 2 and 8,
+  // skewed routing, fp16 activations, half the experts elsewhere, all rows compared.
+  struct Case {
+    GpuCase c;
+    QuantParams q;
+    KernelPath path;
+  };
+  const QuantParams channel = named_precision("fp8_channel");
+  const QuantParams tensor = named_precision("fp8_tensor");
+  const QuantParams channel_static = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerTensorStatic);
+  const KernelPath gemm = KernelPath::kGroupedGemm, swapped = KernelPath::kGroupedSwapped;
+  std::vector<Case> cases = {
+      {custom(700, 64, 2880, 256, 8, "skewed"), channel, gemm},
+      {custom(700, 64, 2880, 256, 8, "skewed"), tensor, gemm},
+      {custom(600, 64, 1024, 256, 8, "uniform"), channel_static, gemm},
+      {custom(61, 16, 4096, 256, 8, "skewed"), channel, swapped},
+      {custom(45, 16, 4176, 256, 8, "uniform"), tensor, swapped},
+      {custom(23, 8, 4096, 512, 2, "uniform"), channel, swapped},
+  };
+  Case half = cases[0];
+  half.c.act = DType::kFP16;
+  cases.push_back(half);
+  half = cases[3];
+  half.c.act = DType::kFP16;
+  cases.push_back(half);
+  for (Case& k : cases) {
+    k.c.path = k.path;
+    const ProblemShape& s = k.c.shape;
+    const int64_t pairs = s.m * s.topk;
+    int64_t rows = 128, cols = 128;
+    if (k.path == gemm) {
+      rows = fp8_grouped_tile_rows(pairs, s.num_experts, 2 * s.inter, s.hidden, true, false, 132);
+      cols = fp8_grouped_tile_cols(pairs, s.num_experts, rows, false);
+    }
+    SCOPED_TRACE(describe(k.c));
+    EXPECT_TRUE(fp8_gemm1_gathers(k.q, k.path, rows, cols, s.hidden, s.inter, static_cast<int32_t>(s.topk)));
+    k.c.quant = k.q;
+    run_case(k.c);
+  }
+  // Half the experts elsewhere: 64 local experts at r of about 87 (64-row tiles), and swapped.
+  GpuCase ep = custom(1400, 128, 1024, 256, 8, "uniform");
+  ep.ep_half = true;
+  ep.path = gemm;
+  ep.quant = channel;
+  run_case(ep);
+  ep = custom(40, 32, 4096, 256, 4, "uniform");
+  ep.ep_half = true;
+  ep.path = swapped;
+  ep.quant = tensor;
+  run_case(ep);
 }
 
 }  // namespace

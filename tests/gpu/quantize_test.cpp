@@ -299,6 +299,11 @@ TEST(Fp8Quantize, ScatterRefusesMorePairsThanASpanTeamHolds) {
   p.group = 128;
   p.out_kind = kernels::Fp8QuantOut::kF16Values;  // the grouped GEMM's layout only
   EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr), cudaErrorInvalidValue);
+  p.out_kind = kernels::Fp8QuantOut::kE4M3Grouped;
+  p.codes_by_token = true;  // codes at the token's row: the scattering view only
+  p.in_kind = kernels::Fp8QuantIn::kGatherTokens;
+  p.sorted_pairs = &row_of_pair;
+  EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr), cudaErrorInvalidValue);
 }
 
 }  // namespace
