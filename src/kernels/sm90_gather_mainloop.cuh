@@ -16,7 +16,9 @@
 //  - The full barrier therefore counts 33 arrivals (NumProducerThreadEvents, which the kernel
 //    passes to the pipeline): the leader's arrive-and-expect-tx plus the 32 lanes' cp.async
 //    arrivals, in any order; the consumers wait for all of them and the TMA bytes.
-// The layer then needs no gather kernel in front of GEMM1 and no gathered copy of x. The cost:
+// The base is CUTLASS's bf16/fp16 collective or its FP8 one (the same producer interface; a k-tile
+// of 128 e4m3 is 128 bytes, as one of 64 bf16). The layer then needs no gather kernel in front
+// of GEMM1 and no gathered copy of x (FP8: no copy of x's codes per pair). The cost:
 // one producer warp issues 16 (64-row token tiles) or 32 (128-row) cp.async per lane per
 // k-step, about 5 instructions each (a 16-byte shared load per four, a wide multiply-add and a
 // 64-bit add for the address, the bounds test, the copy), and reloads each token tile for
@@ -164,8 +166,8 @@ struct GatherRowsMainloop : Base {
     Tensor tWgW = tma_slice.partition_S(gW);
     Tensor tWsW = tma_slice.partition_D(sW);
 
-    // Element (m, k) of stage s sits at byte (s * kTileRows + m) * kRowBytes + 2k of the
-    // tokens' buffer before the 128-byte swizzle (K-major atoms of 8 rows x 64 elements stacked
+    // Element (m, k) of stage s sits at byte (s * kTileRows + m) * kRowBytes + k *
+    // sizeof(ElementX) of the tokens' buffer before the 128-byte swizzle (K-major atoms of 8 rows x 64 elements stacked
     // along the rows, then stages), which XORs address bits [4, 7) (the chunk) with bits [7, 10)
     // (the row mod 8), on the absolute address as CuTe's swizzled pointers do. Adding a
     // multiple of 1024 bytes leaves bits [7, 10) alone, so the swizzled address of pass p in
