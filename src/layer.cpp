@@ -559,9 +559,10 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     // Each GEMM's input quantized to e4m3 in expert order (x's amax over every token), then
     // sm90_fp8_grouped_gemm. The quantizer gathers x's rows itself (or GEMM1 reads x's codes
     // by token: fp8_gemm1_gathers), and applies the gated activation to GEMM1's output as it
-    // reads it where fp8_fuses_activation says, so these do not go to memory in bf16. The GEMM: scales that do not vary along k applied in its
-    // epilogue (the checkpoint's weight scales as they are); else in its mainloop, the
-    // weights' scales rewritten in its layout first. D in the activation dtype.
+    // reads it where fp8_fuses_activation says, so these do not go to memory in bf16. The
+    // GEMM: scales that do not vary along k applied in its epilogue (the checkpoint's weight
+    // scales as they are); else in its mainloop, the weights' scales rewritten in its layout
+    // first. D in the activation dtype.
     void* gate_up = at<void>(workspace, ws, "gate_up");
     void* a8 = at<void>(workspace, ws, "fp8_rows");
     float* sfa = at<float>(workspace, ws, "fp8_row_scales");
