@@ -89,17 +89,24 @@ bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& q) {
          shape.inter <= kFp8FusedActivationMaxInter;
 }
 
+namespace {
+// Whether x's quantizer can store a token's scales at its topk pairs' rows (kScatterTokens):
+// group and tensor scales by a span team's lanes, one destination per lane (at most
+// kernels::kFp8ScatterSpanMaxTopk); per-token scales by the row's threads in turn (any topk).
+bool fp8_scatter_holds(const QuantParams& q, int64_t topk) {
+  return q.act_quant == ActQuant::kPerToken || topk <= kernels::kFp8ScatterSpanMaxTopk;
+}
+}  // namespace
+
 bool fp8_x_by_token(const ProblemShape& shape, const QuantParams& q) {
   if (!is_fp8_format(q.format)) return false;
   if (q.act_quant == ActQuant::kPerToken) return shape.m >= kFp8ScatterMinTokens && shape.topk >= kFp8ScatterMinTopk;
-  return shape.topk >= kFp8SpanScatterMinTopk && shape.topk <= kernels::kFp8ScatterSpanMaxTopk;  // group or tensor
+  return shape.topk >= kFp8SpanScatterMinTopk && fp8_scatter_holds(q, shape.topk);  // group or tensor
 }
 
 bool fp8_gemm1_gathers(const QuantParams& q, KernelPath path, int64_t tile_rows, int64_t tile_cols,
                        int64_t hidden, int64_t inter, int32_t topk) {
-  if (!fp8_epilogue_scales(q) || hidden % 16 != 0 || topk < 2) return false;
-  // Tensor scales go to the pairs' rows by a span team's lanes (kScatterTokens).
-  if (q.act_quant != ActQuant::kPerToken && topk > kernels::kFp8ScatterSpanMaxTopk) return false;
+  if (!fp8_epilogue_scales(q) || hidden % 16 != 0 || topk < 2 || !fp8_scatter_holds(q, topk)) return false;
   if (path == KernelPath::kGroupedSwapped) return hidden >= kFp8SwapGatherMinHidden;
   return path == KernelPath::kGroupedGemm && tile_rows == 64 && tile_cols == 192 && 2 * inter <= kGatherMaxGateUpRows;
 }
