@@ -167,12 +167,13 @@ struct GatherRowsMainloop : Base {
     Tensor tWsW = tma_slice.partition_D(sW);
 
     // Element (m, k) of stage s sits at byte (s * kTileRows + m) * kRowBytes + k *
-    // sizeof(ElementX) of the tokens' buffer before the 128-byte swizzle (K-major atoms of 8 rows x 64 elements stacked
-    // along the rows, then stages), which XORs address bits [4, 7) (the chunk) with bits [7, 10)
-    // (the row mod 8), on the absolute address as CuTe's swizzled pointers do. Adding a
-    // multiple of 1024 bytes leaves bits [7, 10) alone, so the swizzled address of pass p in
-    // stage s is that of pass p % 2 in stage 0 plus s * kStageBytes + (p / 2) * 1024: two
-    // swizzles per tile, and the rest immediates of the unrolled passes.
+    // sizeof(ElementX) of the tokens' buffer before the 128-byte swizzle (K-major atoms of 8
+    // rows x 128 bytes stacked along the rows, then stages), which XORs address bits [4, 7)
+    // (the chunk) with bits [7, 10) (the row mod 8), on the absolute address as CuTe's
+    // swizzled pointers do. Adding a multiple of 1024 bytes leaves bits [7, 10) alone, so the
+    // swizzled address of pass p in stage s is that of pass p % 2 in stage 0 plus s *
+    // kStageBytes + (p / 2) * 1024: two swizzles per tile, and the rest immediates of the
+    // unrolled passes.
     static_assert(kTileK * sizeof(ElementX) == 128, "one 128-byte swizzle row per k-tile row");
     static_assert(cute::cosize_v<SmemLayoutX> == kTileRows * kTileK * MainloopPipeline::Stages,
                   "stages of kTileRows x kTileK elements");
