@@ -1152,7 +1152,8 @@ TEST(Fp8LayerAuto, Gemm1GathersXCodesByToken) {
   // once per token at the token's row, only its scales stored at its pairs' rows. Unswapped
   // 64 x 192 tiles (2I = 512) and swapped tiles (H >= 4096), per-token and per-tensor
   // (dynamic, static) scales, H past the last full 128-k tile (2880, 4176), topk 2 and 8,
-  // skewed routing, fp16 activations, half the experts elsewhere, all rows compared.
+  // skewed routing, M = 1 and 0, fp16 activations, half the experts elsewhere, all rows
+  // compared.
   struct Case {
     GpuCase c;
     QuantParams q;
@@ -1169,6 +1170,8 @@ TEST(Fp8LayerAuto, Gemm1GathersXCodesByToken) {
       {custom(61, 16, 4096, 256, 8, "skewed"), channel, swapped},
       {custom(45, 16, 4176, 256, 8, "uniform"), tensor, swapped},
       {custom(23, 8, 4096, 512, 2, "uniform"), channel, swapped},
+      {custom(1, 8, 4096, 512, 2, "uniform"), tensor, swapped},
+      {custom(0, 8, 4096, 512, 2, "uniform"), channel, swapped},
   };
   Case half = cases[0];
   half.c.act = DType::kFP16;
