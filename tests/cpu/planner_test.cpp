@@ -15,6 +15,13 @@ namespace {
 using testing_util::make_shape;
 using testing_util::integer_quant;
 
+QuantParams fp8_quant(WeightFormat format, ActQuant act) {
+  QuantParams q;
+  q.format = format;
+  q.act_quant = act;
+  return q;
+}
+
 MoeInputs inputs(int64_t m, int64_t h, int64_t i, int32_t e, int32_t k, bool logits) {
   MoeInputs in;
   in.shape = make_shape(m, h, i, e, k);
@@ -347,13 +354,9 @@ TEST(Planner, SwappedGemmOneGathersRowsWithFewTilesOrLongRows) {
 TEST(Planner, Fp8PrefetchesWeightScales) {
   // Per-channel weight scales under k = kFp8ScalePrefetchMaxK (DeepSeek-V3 TP8's GEMM2, k = 256),
   // not the longer k nor one scale per expert nor block scales (v45).
-  QuantParams channel;
-  channel.format = WeightFormat::kFP8PerChannel;
-  channel.act_quant = ActQuant::kPerToken;
-  QuantParams tensor = channel;
-  tensor.format = WeightFormat::kFP8PerTensor;
-  QuantParams block = channel;
-  block.format = WeightFormat::kFP8Block;
+  const QuantParams channel = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken);
+  const QuantParams tensor = fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerToken);
+  const QuantParams block = fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerToken);
   EXPECT_TRUE(fp8_prefetches_weight_scales(channel, 256));
   EXPECT_TRUE(fp8_prefetches_weight_scales(channel, kFp8ScalePrefetchMaxK - 8));
   EXPECT_FALSE(fp8_prefetches_weight_scales(channel, kFp8ScalePrefetchMaxK));
@@ -366,15 +369,9 @@ TEST(Planner, Fp8PrefetchesWeightScales) {
 TEST(Planner, Fp8Gemm1GathersXCodes) {
   // Epilogue scales, H a multiple of 16, topk >= 2; swapped tiles where H >= 4096, unswapped
   // 64 x 192 tiles where 2I <= kGatherMaxGateUpRows (v44).
-  QuantParams channel;
-  channel.format = WeightFormat::kFP8PerChannel;
-  channel.act_quant = ActQuant::kPerToken;
-  QuantParams tensor = channel;
-  tensor.format = WeightFormat::kFP8PerTensor;
-  tensor.act_quant = ActQuant::kPerTensorDynamic;
-  QuantParams block = channel;
-  block.format = WeightFormat::kFP8Block;
-  block.act_quant = ActQuant::kPerGroup;
+  const QuantParams channel = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken);
+  const QuantParams tensor = fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic);
+  const QuantParams block = fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup);
   const KernelPath gemm = KernelPath::kGroupedGemm, swapped = KernelPath::kGroupedSwapped;
   // DeepSeek-V3 TP8 (H = 7168, 2I = 512): 64-row tiles (r = 64-96) and swapped ones, every
   // epilogue-scaled mode; not 128-row tiles (M = 4096), not block scales.
