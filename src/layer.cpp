@@ -595,7 +595,6 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
         g.sfb = w.scales;
         g.sfb_per_column = w.kind == kernels::Fp8WeightScale::kRow;
         g.sfb_expert_stride = g.sfb_per_column ? w.n : 1;
-        g.prefetch_w_scales = fp8_prefetches_weight_scales(quant, g.k);
       } else {  // rewritten by fp8_weight_scales before each GEMM (scale_cols above)
         g.sfb = sfb;
         g.sfb_expert_stride = fp8_block_scales_per_expert(w.n, g.k, scale_cols[w13 ? 0 : 1]);

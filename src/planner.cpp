@@ -80,10 +80,6 @@ bool fp8_epilogue_scales(const QuantParams& q) {
   return is_fp8_format(q.format) && q.format != WeightFormat::kFP8Block;
 }
 
-bool fp8_prefetches_weight_scales(const QuantParams& q, int64_t k) {
-  return q.format == WeightFormat::kFP8PerChannel && k < kFp8ScalePrefetchMaxK;
-}
-
 int64_t fp8_block_scales_per_expert(int64_t n, int64_t k, int64_t n_granularity) {
   return (n + n_granularity - 1) / n_granularity * ((k + 127) / 128);
 }

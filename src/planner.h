@@ -197,16 +197,6 @@ bool fp8_grouped_supports(const QuantParams& quant);
 using kernels::kFp8WideTileScaleCols;
 bool fp8_epilogue_scales(const QuantParams& quant);
 int64_t fp8_block_scales_per_expert(int64_t n, int64_t k, int64_t n_granularity = 128);
-/// Whether an epilogue-scaled FP8 grouped GEMM over k has its producer prefetch each tile's
-/// slice of the weights' per-column scales (sm90_scale_prefetch_mainloop.cuh): where k is
-/// below kFp8ScalePrefetchMaxK, so that a tile's few k-steps leave the epilogue's wait for a
-/// cold scale vector exposed (one tile per expert and column block reads it). Measured (v45,
-/// every GEMM prefetching against none, CI release builds, two rounds, bench/results/h200/v45/):
-/// fp8_channel DeepSeek-V3 TP8 (GEMM2 k = 256) M = 256-4096 0.977-0.986 (M = 4096 1107.4 ->
-/// 1087.8 us; its GEMM2 alone 477.0 -> 448.5 us in ncu); the longer k 0.992-1.010 (Scout
-/// 1.005-1.010 at M >= 1024); fp8_tensor (one weight scale per expert) 1.000-1.015.
-inline constexpr int64_t kFp8ScalePrefetchMaxK = 512;
-bool fp8_prefetches_weight_scales(const QuantParams& quant, int64_t k);
 /// Whether the FP8 grouped path quantizes the gated activation as fp8_quantize computes it
 /// from GEMM1's output (the activation never written in bf16), or writes it with gated_act
 /// first: a dynamic per-tensor scale needs every value's amax before any is quantized, and

@@ -398,9 +398,6 @@ struct GroupedGemmParams {
   const float* sfb = nullptr;
   int64_t sfb_expert_stride = 0;
   bool sfb_per_column = true;
-  // Epilogue-scaled: the producer prefetches each tile's slice of the weights' scales
-  // (sm90_scale_prefetch_mainloop.cuh) where the planner says (fp8_prefetches_weight_scales).
-  bool prefetch_w_scales = false;
   // Gated instantiations (GEMM1 on w13 interleaved as gate_up_row() says): D [rows, n / 2] =
   // act(g * s) * (u * s) of each (gate, up) row pair, s = topk_weights[sorted_pairs[row]] when
   // topk_weights is set (routed weight applied on the input), else 1.

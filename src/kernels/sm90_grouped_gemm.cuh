@@ -67,7 +67,6 @@
 #include "sm90_block_scale_mainloop.cuh"
 #include "sm90_dynamic_group_scheduler.cuh"
 #include "sm90_gather_mainloop.cuh"
-#include "sm90_scale_prefetch_mainloop.cuh"
 
 namespace fusedmoe::kernels::sm90 {
 
@@ -368,10 +367,7 @@ struct GroupedGemm {
   static constexpr int kScaleNGranularity = fp8_weight_scale_cols(cute::size<1>(TileShape{}));
   using Main = Mainloop<ElementAB, kScaled ? (kSwap ? kScaleN : 1) : 0, kScaled ? (kSwap ? 1 : kScaleNGranularity) : 0, TileShape,
                         static_cast<int>(sizeof(typename Epilogue::SharedStorage)) + kGatherSmemBytes, kPingpong>;
-  using LoadOp = std::conditional_t<kGatherA, GatherRowsMainloop<typename Main::Op, kSwap>, typename Main::Op>;
-  // The epilogue-scaled family's producer can also prefetch each tile's slice of the weights'
-  // scales (sm90_scale_prefetch_mainloop.cuh; GroupedGemmParams::prefetch_w_scales).
-  using MainOp = std::conditional_t<kEpilogueScaled, ScalePrefetchMainloop<LoadOp, kSwap>, LoadOp>;
+  using MainOp = std::conditional_t<kGatherA, GatherRowsMainloop<typename Main::Op, kSwap>, typename Main::Op>;
   static_assert(!kGatherA || GatherRowsMainloop<typename Main::Op, kSwap>::kExtraSmemBytes <= kGatherSmemBytes,
                 "the carveout covers the gathering mainloop's shared array");
 
@@ -462,28 +458,31 @@ struct GroupedGemm {
               {arr.a, arr.stride_a, arr.b, arr.stride_b, arr.sfa, arr.layout_sfa, arr.sfb, arr.layout_sfb},
               {{}, nullptr, nullptr, arr.d, arr.stride_d},
               hw};
-    } else {
-      args.mode = cutlass::gemm::GemmUniversalMode::kGrouped;
-      args.problem_shape = {p.num_groups, arr.shapes, nullptr};
-      static_cast<typename Main::Op::Arguments&>(args.mainloop) = {arr.a, arr.stride_a, arr.b, arr.stride_b};
-      if constexpr (kGatherA) {
-        auto& gather = args.mainloop.gather;
-        gather.x = static_cast<const ElementAB*>(p.a);
-        gather.sorted_pairs = p.sorted_pairs;
-        gather.expert_offsets = p.expert_offsets;
-        gather.topk = p.gather_topk;
-        gather.k = p.k;
-      }
-      if constexpr (kEpilogueScaled) {  // the weights' scales, for the producer's prefetch
-        auto& scales = args.mainloop.scales;
-        scales.w_scales = p.sfb;
-        scales.expert_stride = p.sfb_expert_stride;
-        scales.n = p.n;
-        scales.per_column = p.sfb_per_column;
-        scales.enabled = p.prefetch_w_scales;
-      }
+    } else if constexpr (kGatherA) {
+      typename MainOp::Gather gather;
+      gather.x = static_cast<const ElementAB*>(p.a);
+      gather.sorted_pairs = p.sorted_pairs;
+      gather.expert_offsets = p.expert_offsets;
+      gather.topk = p.gather_topk;
+      gather.k = p.k;
+      args = {cutlass::gemm::GemmUniversalMode::kGrouped,
+              {p.num_groups, arr.shapes, nullptr},
+              {{arr.a, arr.stride_a, arr.b, arr.stride_b}, gather},
+              {},
+              hw};
       if constexpr (!kGated) args.epilogue = {{}, nullptr, nullptr, arr.d, arr.stride_d};  // FP8: the scales below
-      args.hw_info = hw;
+    } else if constexpr (kGated) {
+      args = {cutlass::gemm::GemmUniversalMode::kGrouped,
+              {p.num_groups, arr.shapes, nullptr},
+              {arr.a, arr.stride_a, arr.b, arr.stride_b},
+              {},
+              hw};
+    } else {
+      args = {cutlass::gemm::GemmUniversalMode::kGrouped,
+              {p.num_groups, arr.shapes, nullptr},
+              {arr.a, arr.stride_a, arr.b, arr.stride_b},
+              {{}, nullptr, nullptr, arr.d, arr.stride_d},
+              hw};
     }
     if constexpr (kDynamicTiles) {
       constexpr int64_t kBlockK = cute::size<2>(TileShape{});

@@ -351,21 +351,6 @@ TEST(Planner, SwappedGemmOneGathersRowsWithFewTilesOrLongRows) {
   EXPECT_FALSE(grouped_gemm1_gathers(dense, false, swapped, 1024, 5120, 64, 16, kSms));
 }
 
-TEST(Planner, Fp8PrefetchesWeightScales) {
-  // Per-channel weight scales under k = kFp8ScalePrefetchMaxK (DeepSeek-V3 TP8's GEMM2, k = 256),
-  // not the longer k nor one scale per expert nor block scales (v45).
-  const QuantParams channel = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken);
-  const QuantParams tensor = fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerToken);
-  const QuantParams block = fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerToken);
-  EXPECT_TRUE(fp8_prefetches_weight_scales(channel, 256));
-  EXPECT_TRUE(fp8_prefetches_weight_scales(channel, kFp8ScalePrefetchMaxK - 8));
-  EXPECT_FALSE(fp8_prefetches_weight_scales(channel, kFp8ScalePrefetchMaxK));
-  EXPECT_FALSE(fp8_prefetches_weight_scales(channel, 7168));
-  EXPECT_FALSE(fp8_prefetches_weight_scales(tensor, 256));
-  EXPECT_FALSE(fp8_prefetches_weight_scales(block, 256));
-  EXPECT_FALSE(fp8_prefetches_weight_scales(QuantParams{}, 256));  // bf16
-}
-
 TEST(Planner, Fp8Gemm1GathersXCodes) {
   // Epilogue scales, H a multiple of 16, topk >= 2; swapped tiles where H >= 4096, unswapped
   // 64 x 192 tiles where 2I <= kGatherMaxGateUpRows (v44).
