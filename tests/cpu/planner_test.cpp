@@ -78,9 +78,7 @@ TEST(Planner, GemmOneActivatesOnInterleavedWeights) {
   const MoeInputs in = inputs(64, 2048, 768, 128, 8, false);
   const QuantParams dense;
   const QuantParams awq = integer_quant(WeightFormat::kAWQ, 4, 128, true);
-  QuantParams fp8;
-  fp8.format = WeightFormat::kFP8PerChannel;
-  fp8.act_quant = ActQuant::kPerToken;
+  QuantParams fp8 = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken);
   WorkspaceLayout ws;
   for (KernelPath path : {KernelPath::kGroupedGemm, KernelPath::kGroupedSwapped}) {
     ASSERT_TRUE(plan_workspace(in, dense, path, 0, &ws, true).ok());
@@ -124,9 +122,7 @@ TEST(Planner, InterleavedGateUpRowsAreAPermutation) {
 }
 
 TEST(Planner, Fp8AddsQuantizedActivations) {
-  QuantParams q;
-  q.format = WeightFormat::kFP8Block;
-  q.act_quant = ActQuant::kPerGroup;
+  QuantParams q = fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup);
   WorkspaceLayout ws;
   ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
   EXPECT_EQ(ws.find("topk_ids"), nullptr);  // routing given by the caller
@@ -198,9 +194,7 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
 }
 
 TEST(Planner, Fp8GroupedNeeds128Blocks) {
-  QuantParams q;
-  q.format = WeightFormat::kFP8Block;
-  q.act_quant = ActQuant::kPerGroup;
+  QuantParams q = fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup);
   EXPECT_TRUE(fp8_grouped_supports(q));
   EXPECT_EQ(choose_path(q, 4096 * 8, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);  // 128 rows per expert
   q.block_n = 64;
@@ -493,16 +487,12 @@ TEST(Planner, OneTokenSumsItsExpertsInTheDownGemv) {
   EXPECT_FALSE(one_token_down(make_shape(1, 4096, 14336, 8, 2), dense));       // top-2: measured slower
   EXPECT_FALSE(one_token_down(make_shape(1, 5120, 8192, 16, 1), dense));       // top-1: direct output already
   EXPECT_FALSE(one_token_down(make_shape(1, 2048, 768, 128, kOneTokenDownMaxTopk + 1), dense));  // past a CTA's warps
-  QuantParams fp8;
-  fp8.format = WeightFormat::kFP8PerChannel;
-  fp8.act_quant = ActQuant::kPerToken;
+  QuantParams fp8 = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken);
   EXPECT_FALSE(one_token_down(make_shape(1, 7168, 256, 256, 8), fp8));  // dense weights only
 }
 
 TEST(Planner, Fp8PathByRowsPerExpertAndScaling) {
-  QuantParams q;
-  q.format = WeightFormat::kFP8PerChannel;
-  q.act_quant = ActQuant::kPerToken;
+  QuantParams q = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken);
   // Per-tensor / per-channel: fp8_gemv below 4 rows per active expert (inter <= 256 too).
   EXPECT_EQ(choose_path(q, 8 * (kFp8PathRule.rows - 1), 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
   EXPECT_EQ(choose_path(q, 8 * kFp8PathRule.rows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
@@ -577,9 +567,7 @@ TEST(Planner, BindPreparedWeightsPointsIntoStorage) {
             "storage_bytes: expected >= " + std::to_string(bytes) + " (prepared_weights_size()), got " +
                 std::to_string(bytes - 1));
   EXPECT_EQ(bind_prepared_weights(s, DType::kBF16, q, storage + 16, bytes, &w).code(), StatusCode::kInvalidArgument);
-  QuantParams fp8;
-  fp8.format = WeightFormat::kFP8PerChannel;
-  fp8.act_quant = ActQuant::kPerToken;
+  QuantParams fp8 = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken);
   EXPECT_EQ(bind_prepared_weights(s, DType::kBF16, fp8, storage, bytes, &w).message(),
             "quant.format: expected dense, gptq, awq or moe_wna16 (the formats with prepared storage), got fp8_per_channel");
   // Dense: w13 interleaved, then w2, each 2-byte elements (4 x 1024 x 1024 and 4 x 1024 x 512).
