@@ -13,14 +13,8 @@ namespace fusedmoe {
 namespace {
 
 using testing_util::make_shape;
+using testing_util::fp8_quant;
 using testing_util::integer_quant;
-
-QuantParams fp8_quant(WeightFormat format, ActQuant act) {
-  QuantParams q;
-  q.format = format;
-  q.act_quant = act;
-  return q;
-}
 
 MoeInputs inputs(int64_t m, int64_t h, int64_t i, int32_t e, int32_t k, bool logits) {
   MoeInputs in;

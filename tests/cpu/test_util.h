@@ -26,4 +26,12 @@ inline QuantParams integer_quant(WeightFormat f, int bits, int group, bool zeros
   return q;
 }
 
+// FP8 W8A8 quantization parameters: the weights' scaling and the activations'.
+inline QuantParams fp8_quant(WeightFormat f, ActQuant a) {
+  QuantParams q;
+  q.format = f;
+  q.act_quant = a;
+  return q;
+}
+
 }  // namespace fusedmoe::testing_util

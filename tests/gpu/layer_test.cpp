@@ -883,12 +883,7 @@ void run_fp8_case(GpuCase c, const QuantParams& q) {
   run_case(c);
 }
 
-QuantParams fp8_quant(WeightFormat f, ActQuant a) {
-  QuantParams q;
-  q.format = f;
-  q.act_quant = a;
-  return q;
-}
+using testing_util::fp8_quant;
 
 TEST_P(Fp8Layer, EveryScalingModeOnBenchShapes) {
   REQUIRE_GPU();
