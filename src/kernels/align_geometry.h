@@ -7,13 +7,15 @@
 namespace fusedmoe::kernels {
 
 /// Pairs up to which one CTA aligns (256 threads up to 2048 pairs and 256 experts, else 1024;
-/// at most 8 pairs each); above, chunks of kChunk pairs take a CTA each. Measured (v35, bf16
-/// and fp8_channel, one binary, two rounds, the layer's time with the one CTA up to 8192 /
-/// 16384 pairs against 2048): 0.988-0.995 at 4096 pairs (Qwen2 / Qwen3 / DeepSeek-V3 TP8
-/// M = 512, Mixtral M = 2048), 1.003-1.011 at 8192, 1.018-1.042 at 16384: past 4096 pairs the
-/// three chunked kernels, which the graph runs back to back, beat one CTA's walk.
+/// at most 8 pairs each); above, one cooperative launch whose CTAs take chunks of 4 pairs per
+/// thread, kChunk at 256 threads (E <= 256), 4 * kChunk at 1024. Measured (v35, bf16 and
+/// fp8_channel, one binary, two rounds, the layer's time with the one CTA up to 8192 / 16384
+/// pairs against 2048, then three chunked kernels of 2048 pairs): 0.988-0.995 at 4096 pairs
+/// (Qwen2 / Qwen3 / DeepSeek-V3 TP8 M = 512, Mixtral M = 2048), 1.003-1.011 at 8192,
+/// 1.018-1.042 at 16384. The cooperative kernel from 1024 or 2048 pairs on against one CTA
+/// up to 4096 (v46, bf16, M = 256 / 384 / 512, two rounds): within 0.5% everywhere.
 inline constexpr int64_t kSingleCtaPairs = 4096;
-inline constexpr int64_t kChunk = 2048;
+inline constexpr int64_t kChunk = 1024;
 /// Pairs up to which the one-CTA kernel also zeroes the rows of skipped pairs
 /// (AlignParams::skipped_rows; its CTA lists them in shared memory).
 inline constexpr int64_t kZeroSkippedMaxPairs = 2048;

@@ -64,7 +64,7 @@ struct AlignParams {
 /// beside_predecessor: the one-CTA kernel (pairs up to kSingleCtaPairs) may start while the kernel before
 /// it runs, which must write nothing it reads (the small-M FP8 path's x quantization), and
 /// which lets its successors launch early; it ends after that kernel, so that its successor's
-/// wait covers both. The multi-CTA kernels ignore it.
+/// wait covers both. The multi-CTA kernel ignores it.
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool beside_predecessor = false);
 
 /// small_m_splitk: the experts' weight rows streamed through tensor-core MMAs with swapped

@@ -11,15 +11,21 @@
 //           the layer asks (skipped_rows: top-1, the down GEMV writing the output rows), the
 //           rows of skipped pairs are zeroed, a warp per row (this kernel only, up to
 //           kZeroSkippedMaxPairs pairs)
-// More pairs: the same three steps as three kernels over chunks of kChunk pairs (one CTA
-// each), so that no single CTA walks all pairs (one CTA took 90 us for 32768 pairs, bound by
-// the latency of its strided loads): count per chunk into block_counts[chunk][E], one CTA
-// scans experts and chunks (each chunk's start per expert), and each chunk scatters from its
-// starts.
+// More pairs: the same steps in one cooperative launch over chunks of kGridPerThread pairs per
+// thread (a CTA each, at most one CTA per SM), so that no single CTA walks all pairs (one CTA
+// took 90 us for 32768 pairs, bound by the latency of its strided loads): each chunk counts
+// into block_counts[chunk][E], a grid barrier, then every CTA reads all chunks' counts (its
+// chunks' starts per expert; CTA 0 writes the expert table) and scatters its chunks from
+// their starts. It replaced three kernels (count, a one-CTA scan, scatter) in v46: alone
+// (ncu, cold L2) 18.8 -> 8.8 us at 8192 pairs (Qwen3 M = 1024), 20 -> 11.4 at 32768; the
+// layer 0.981-0.994 where topk 8 gives more than kSingleCtaPairs pairs (bf16 and FP8).
 // The order of pairs inside an expert depends on atomic order; nothing downstream depends on
 // it (each pair's GEMM rows are computed independently and the combine sums in slot order),
 // so the layer's output is bitwise deterministic.
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
+
+#include <algorithm>
 
 #include "device_util.cuh"
 #include "launch.h"
@@ -88,11 +94,13 @@ __device__ __forceinline__ void list_skipped(const AlignParams& p, int e, int64_
   if (e < 0 && p.skipped_rows != nullptr) s_skipped[atomicAdd(s_nskipped, 1)] = static_cast<int>(i);
 }
 
-// Writes counts, offsets and the active list from one thread per expert (all threads call).
-__device__ void write_expert_table(const AlignParams& p, int count, int* s_warp, int* offset_out) {
+// Expert tid's offset (exclusive scan of the counts, one thread per expert; all threads
+// call). write: also the table (counts, offsets and the active list).
+__device__ int expert_table(const AlignParams& p, int count, int* s_warp, bool write) {
   const int tid = threadIdx.x;
   int total = 0;
   const int offset = block_exclusive_scan(count, s_warp, &total);
+  if (!write) return offset;  // uniform over the CTA
   int active_total = 0;
   const int active_slot = block_exclusive_scan(count > 0 ? 1 : 0, s_warp, &active_total);
   if (tid < p.num_experts) {
@@ -104,7 +112,7 @@ __device__ void write_expert_table(const AlignParams& p, int count, int* s_warp,
     p.expert_offsets[p.num_experts] = total;
     p.active_experts[p.num_experts] = active_total;
   }
-  *offset_out = offset;
+  return offset;
 }
 
 // Local experts of a thread's pairs base + j * stride (j < kN), all loads in flight at once;
@@ -154,8 +162,7 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
     }
   }
   __syncthreads();
-  int offset = 0;
-  write_expert_table(p, tid < p.num_experts ? s_count[tid] : 0, s_warp, &offset);
+  const int offset = expert_table(p, tid < p.num_experts ? s_count[tid] : 0, s_warp, true);
   if (tid < p.num_experts) s_cursor[tid] = offset;
   __syncthreads();
   if constexpr (kPer > 0) {
@@ -188,60 +195,69 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   asm volatile("griddepcontrol.launch_dependents;" :::);
 }
 
-// Multi-CTA: chunk b = pairs [b * kChunk, (b + 1) * kChunk), kChunkThreads threads.
-constexpr int kChunkThreads = 256;
-constexpr int kPerThread = kChunk / kChunkThreads;
+// Multi-CTA, one cooperative launch, blockDim.x threads (>= num_experts: one per expert) and
+// kGridPerThread pairs each per chunk; CTA c takes chunks c, c + gridDim.x, ... (one each
+// unless the chunks outnumber the SMs).
+constexpr int kGridPerThread = 4;
+static_assert(256 * kGridPerThread == kChunk, "align_block_counts_size's chunk is the 256-thread CTA's");
 
-__global__ void __launch_bounds__(kChunkThreads) align_count_kernel(AlignParams p) {
-  __shared__ int s_count[kMaxExperts];
-  for (int e = threadIdx.x; e < p.num_experts; e += kChunkThreads) s_count[e] = 0;
-  int e[kPerThread];
-  load_experts(p, static_cast<int64_t>(blockIdx.x) * kChunk + threadIdx.x, kChunkThreads, -1, e);
-  __syncthreads();
-#pragma unroll
-  for (int j = 0; j < kPerThread; ++j) {
-    if (e[j] >= 0) atomicAdd(&s_count[e[j]], 1);
-  }
-  __syncthreads();
-  int* out = p.block_counts + static_cast<int64_t>(blockIdx.x) * p.num_experts;
-  for (int x = threadIdx.x; x < p.num_experts; x += kChunkThreads) out[x] = s_count[x];
-}
-
-// One CTA, one thread per expert: totals over chunks, the expert table, and each chunk's
-// start per expert (block_counts rewritten in place as starts).
-__global__ void __launch_bounds__(kMaxThreads) align_scan_kernel(AlignParams p, int64_t chunks) {
+__global__ void __launch_bounds__(kMaxThreads) align_grid_kernel(AlignParams p, int64_t chunks) {
+  __shared__ int s_count[kMaxExperts];  // a chunk's counts, then its cursors
   __shared__ int s_warp[33];
-  const int tid = threadIdx.x;
-  int count = 0;
-  if (tid < p.num_experts) {
-    for (int64_t b = 0; b < chunks; ++b) count += p.block_counts[b * p.num_experts + tid];
+  const int tid = threadIdx.x, threads = static_cast<int>(blockDim.x);
+  const int64_t chunk = int64_t{threads} * kGridPerThread;
+  const int64_t first = blockIdx.x;
+  const int experts = p.num_experts;
+  int kept[kGridPerThread] = {};  // the first chunk's experts, for its scatter
+  for (int64_t b = first; b < chunks; b += gridDim.x) {
+    if (tid < experts) s_count[tid] = 0;
+    int e[kGridPerThread];
+    load_experts(p, b * chunk + tid, threads, -1, e);
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kGridPerThread; ++j) {
+      if (e[j] >= 0) atomicAdd(&s_count[e[j]], 1);
+      if (b == first) kept[j] = e[j];
+    }
+    __syncthreads();
+    if (tid < experts) p.block_counts[b * experts + tid] = s_count[tid];
+    __syncthreads();  // s_count is zeroed for the next chunk
   }
-  int offset = 0;
-  write_expert_table(p, count, s_warp, &offset);
-  if (tid < p.num_experts) {
-    int start = offset;
+  cooperative_groups::this_grid().sync();  // every chunk's counts written
+  // Expert tid: its total over the chunks and its pairs in the chunks before the first one.
+  // Loads bypass L1 (__ldcg): other CTAs wrote these lines in this grid.
+  int total = 0, before = 0;
+  if (tid < experts) {
+#pragma unroll 4
     for (int64_t b = 0; b < chunks; ++b) {
-      int* slot = p.block_counts + b * p.num_experts + tid;
-      const int c = *slot;
-      *slot = start;
-      start += c;
+      const int c = __ldcg(p.block_counts + b * experts + tid);
+      total += c;
+      before += b < first ? c : 0;
     }
   }
-}
-
-__global__ void __launch_bounds__(kChunkThreads) align_scatter_kernel(AlignParams p) {
-  __shared__ int s_cursor[kMaxExperts];
-  const int* starts = p.block_counts + static_cast<int64_t>(blockIdx.x) * p.num_experts;
-  for (int x = threadIdx.x; x < p.num_experts; x += kChunkThreads) s_cursor[x] = starts[x];
-  int e[kPerThread];
-  load_experts(p, static_cast<int64_t>(blockIdx.x) * kChunk + threadIdx.x, kChunkThreads, -1, e);
-  __syncthreads();
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * kChunk + threadIdx.x;
+  const int offset = expert_table(p, total, s_warp, blockIdx.x == 0);
+  for (int64_t b = first; b < chunks; b += gridDim.x) {
+    if (tid < experts) {
+      for (int64_t x = b - gridDim.x; b != first && x < b; ++x) before += __ldcg(p.block_counts + x * experts + tid);
+      s_count[tid] = offset + before;
+    }
+    int e[kGridPerThread];
+    if (b == first) {
 #pragma unroll
-  for (int j = 0; j < kPerThread; ++j) {
-    const int64_t i = base + static_cast<int64_t>(j) * kChunkThreads;
-    if (i < p.pairs) place_pair(p, s_cursor, e[j], i);  // past the end e[j] is -1: nothing to place
+      for (int j = 0; j < kGridPerThread; ++j) e[j] = kept[j];
+    } else {
+      load_experts(p, b * chunk + tid, threads, -1, e);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kGridPerThread; ++j) {
+      const int64_t i = b * chunk + tid + static_cast<int64_t>(j) * threads;
+      if (i < p.pairs) place_pair(p, s_count, e[j], i);  // past the end e[j] is -1: nothing to place
+    }
+    __syncthreads();  // the cursors are rewritten for the next chunk
   }
+  // The GEMM launched after this one (programmatic dependent launch) may start; it waits for
+  // this grid's completion before reading the alignment.
   asm volatile("griddepcontrol.launch_dependents;" :::);
 }
 
@@ -261,14 +277,26 @@ cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool 
     if (p.pairs <= threads) return launch_maybe_pdl(beside_predecessor, align_tokens_kernel<0>, 1, threads, stream, p);
     return launch_maybe_pdl(beside_predecessor, align_tokens_kernel<kOneCtaPerThread>, 1, threads, stream, p);
   }
+  // One thread per expert; chunks of kGridPerThread pairs per thread.
   const int threads = p.num_experts <= 256 ? 256 : kMaxThreads;
   if (p.block_counts == nullptr) return cudaErrorInvalidValue;
-  const int64_t chunks = (p.pairs + kChunk - 1) / kChunk;
-  if (chunks > 0x7fffffff) return cudaErrorInvalidValue;
-  align_count_kernel<<<static_cast<unsigned>(chunks), kChunkThreads, 0, stream>>>(p);
-  align_scan_kernel<<<1, threads, 0, stream>>>(p, chunks);
-  align_scatter_kernel<<<static_cast<unsigned>(chunks), kChunkThreads, 0, stream>>>(p);
-  return cudaGetLastError();
+  const int64_t chunks = (p.pairs + int64_t{threads} * kGridPerThread - 1) / (int64_t{threads} * kGridPerThread);
+  // At most one CTA per SM: a cooperative launch needs every CTA resident at once, and one
+  // CTA of this kernel fits any SM (__launch_bounds__). The CTAs loop over further chunks.
+  int device = 0, sms = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err != cudaSuccess) return err;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(std::min<int64_t>(chunks, std::max(sms, 1))));
+  config.blockDim = dim3(threads);
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeCooperative;
+  attribute[0].val.cooperative = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, align_grid_kernel, p, chunks);
 }
 
 }  // namespace fusedmoe::kernels

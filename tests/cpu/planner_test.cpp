@@ -61,9 +61,9 @@ TEST(Planner, ChunkedAlignScratchAboveOneCta) {
   ASSERT_TRUE(plan_workspace(inputs(512, 64, 64, 128, 8, false), QuantParams(), KernelPath::kSmallM, 0, &ws).ok());
   EXPECT_EQ(ws.find("align_chunk_counts"), nullptr);  // 4096 pairs (kSingleCtaPairs): one CTA
   ASSERT_TRUE(plan_workspace(inputs(513, 64, 64, 128, 8, false), QuantParams(), KernelPath::kSmallM, 0, &ws).ok());
-  EXPECT_EQ(ws.find("align_chunk_counts")->bytes, 3u * 128u * 4u);  // 4104 pairs: 3 chunks x E
+  EXPECT_EQ(ws.find("align_chunk_counts")->bytes, 5u * 128u * 4u);  // 4104 pairs: 5 chunks of 1024 x E
   ASSERT_TRUE(plan_workspace(inputs(4096, 64, 64, 128, 8, false), QuantParams(), KernelPath::kSmallM, 0, &ws).ok());
-  EXPECT_EQ(ws.find("align_chunk_counts")->bytes, 16u * 128u * 4u);  // 32768 pairs: 16 chunks x E
+  EXPECT_EQ(ws.find("align_chunk_counts")->bytes, 32u * 128u * 4u);  // 32768 pairs: 32 chunks x E
 }
 
 TEST(Planner, GemmOneActivatesOnInterleavedWeights) {

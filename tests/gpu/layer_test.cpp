@@ -730,6 +730,9 @@ TEST_P(DenseLayer, CudaGraphReplaysWithNewRouting) {
   REQUIRE_GPU();
   run_graph_replay_case(bench_case("qwen3_30b_a3b_tp1", 16));
   run_graph_replay_case(bench_case("qwen3_30b_a3b_tp1", 1));  // small_m: one_token_down's combine
+  GpuCase chunked = custom(1537, 32, 256, 128, 4, "skewed");  // 6148 pairs: align's cooperative launch
+  chunked.ep_half = true;
+  run_graph_replay_case(chunked);
 }
 
 TEST_P(DenseLayer, SixtyFourBitIndexing) {
