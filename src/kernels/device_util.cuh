@@ -149,20 +149,27 @@ __device__ __forceinline__ void cta_atomic_max(unsigned int* amax_bits, unsigned
 __device__ __forceinline__ void wait_for_predecessor() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void allow_successor() { asm volatile("griddepcontrol.launch_dependents;" :::); }
 
+// A launch with one launch attribute (programmatic serialization, cooperative, ...).
 template <typename Kernel, typename... Args>
-cudaError_t launch_with_pdl_smem(Kernel kernel, dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream,
-                                 Args... args) {
+cudaError_t launch_with_attribute(cudaLaunchAttribute attribute, Kernel kernel, dim3 grid, dim3 block,
+                                  size_t dynamic_smem, cudaStream_t stream, Args... args) {
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = dynamic_smem;
   config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
+  config.attrs = &attribute;
   config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
+template <typename Kernel, typename... Args>
+cudaError_t launch_with_pdl_smem(Kernel kernel, dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream,
+                                 Args... args) {
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  return launch_with_attribute(attribute, kernel, grid, block, dynamic_smem, stream, args...);
 }
 
 template <typename Kernel, typename... Args>

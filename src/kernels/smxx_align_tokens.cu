@@ -287,16 +287,11 @@ cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool 
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(std::min<int64_t>(chunks, std::max(sms, 1))));
-  config.blockDim = dim3(threads);
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeCooperative;
-  attribute[0].val.cooperative = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, align_grid_kernel, p, chunks);
+  cudaLaunchAttribute cooperative = {};
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = 1;
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>(chunks, std::max(sms, 1))));
+  return launch_with_attribute(cooperative, align_grid_kernel, grid, dim3(threads), 0, stream, p, chunks);
 }
 
 }  // namespace fusedmoe::kernels

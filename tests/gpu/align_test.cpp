@@ -15,29 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "fusedmoe/build_info.h"
 #include "fusedmoe_ref/random.h"
+#include "gpu/gpu_test_util.h"
 #include "kernels/launch.h"
 
 namespace fusedmoe {
 namespace {
 
-#define CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
-
-bool have_hopper() {
-  if (device_count() == 0) return false;
-  DeviceInfo d;
-  return device_info(0, &d).ok() && d.cc_major == 9 && d.kernels_run;
-}
-
-template <typename T>
-struct DeviceBuffer {
-  T* p = nullptr;
-  explicit DeviceBuffer(size_t n) { EXPECT_EQ(cudaMalloc(&p, (n > 0 ? n : 1) * sizeof(T)), cudaSuccess); }
-  ~DeviceBuffer() { cudaFree(p); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
+using testing_util::DeviceBuffer;
 
 template <typename T>
 std::vector<T> to_host(const T* p, int64_t n) {
@@ -139,7 +124,10 @@ void check_alignment(const AlignCase& c, const AlignData& d, const AlignBuffers&
     const int64_t n = static_cast<int64_t>(want[e].size());
     ASSERT_EQ(counts[e], n) << "expert_counts[" << e << "]";
     ASSERT_EQ(offsets[e], offset) << "expert_offsets[" << e << "]";
-    if (n > 0) ASSERT_EQ(active[n_active++], e) << "active_experts[" << n_active - 1 << "]";
+    if (n > 0) {
+      ASSERT_EQ(active[n_active], e) << "active_experts[" << n_active << "]";
+      ++n_active;
+    }
     std::vector<int32_t> got(sorted.begin() + offset, sorted.begin() + offset + n);
     std::sort(got.begin(), got.end());
     ASSERT_EQ(got, want[e]) << "sorted_pairs of expert " << e;
@@ -158,7 +146,7 @@ void check_alignment(const AlignCase& c, const AlignData& d, const AlignBuffers&
 }
 
 TEST(AlignTokens, MatchesHostCountOnBothKernels) {
-  if (!have_hopper()) GTEST_SKIP() << "needs an sm_90 GPU (none found, or this build's kernels do not load)";
+  REQUIRE_GPU();
   int sms = 0;
   CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int64_t looping = int64_t{sms} * kernels::kChunk * 3 + 77;  // three chunks per CTA at E <= 256
@@ -187,7 +175,7 @@ TEST(AlignTokens, MatchesHostCountOnBothKernels) {
 
 // The cooperative kernel captured once, replayed on new ids in place (as a layer's graph is).
 TEST(AlignTokens, CooperativeKernelReplaysInAGraph) {
-  if (!have_hopper()) GTEST_SKIP() << "needs an sm_90 GPU (none found, or this build's kernels do not load)";
+  REQUIRE_GPU();
   const AlignCase c{50000, 128, true, "random"};
   AlignData d = make_data(c, 7);
   AlignBuffers b(c, d);

@@ -29,6 +29,7 @@
 #include "fusedmoe_ref/synthetic.h"
 #include "fusedmoe_ref/tolerance.h"
 #include "cpu/test_util.h"
+#include "gpu/gpu_test_util.h"
 #include "gpu_layer.h"
 #include "kernels/launch.h"
 #include "planner.h"
@@ -36,21 +37,6 @@
 
 namespace fusedmoe {
 namespace {
-
-#define CUDA_OK(expr)                                                         \
-  do {                                                                        \
-    const cudaError_t _e = (expr);                                            \
-    ASSERT_EQ(_e, cudaSuccess) << #expr << ": " << cudaGetErrorString(_e);   \
-  } while (0)
-
-bool have_hopper() {
-  if (device_count() == 0) return false;
-  DeviceInfo d;
-  return device_info(0, &d).ok() && d.cc_major == 9 && d.kernels_run;
-}
-
-#define REQUIRE_GPU() \
-  if (!have_hopper()) GTEST_SKIP() << "needs an sm_90 GPU (none found, or this build's kernels do not load)"
 
 // Where each test's time goes, printed after it ("[ phases ]"): host checkpoints, inputs,
 // weights to the GPU, GPU runs and the fp64 reference (device time is scarce; this says what

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "fusedmoe/build_info.h"
 #include "fusedmoe_ref/numeric.h"
 #include "fusedmoe_ref/random.h"
 #include "fusedmoe_ref/reference.h"
+#include "gpu/gpu_test_util.h"
 #include "kernels/launch.h"
 
 namespace fusedmoe {
@@ -31,22 +31,7 @@ namespace {
 using kernels::ElemType;
 using kernels::Fp8ActScale;
 
-#define CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
-
-bool have_hopper() {
-  if (device_count() == 0) return false;
-  DeviceInfo d;
-  return device_info(0, &d).ok() && d.cc_major == 9 && d.kernels_run;
-}
-
-template <typename T>
-struct DeviceBuffer {
-  T* p = nullptr;
-  explicit DeviceBuffer(size_t n) { EXPECT_EQ(cudaMalloc(&p, (n > 0 ? n : 1) * sizeof(T)), cudaSuccess); }
-  ~DeviceBuffer() { cudaFree(p); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
+using testing_util::DeviceBuffer;
 
 // Row r's magnitude by r % 8 (bf16; fp16 keeps the classes inside its range).
 float row_magnitude(int64_t r, ElemType elem) {
@@ -199,7 +184,7 @@ void check_quantizer(const QuantCase& c, uint64_t seed) {
 }
 
 TEST(Fp8Quantize, CodesAndScalesMatchTheReferenceBitForBit) {
-  if (!have_hopper()) GTEST_SKIP() << "needs an sm_90 GPU (none found, or this build's kernels do not load)";
+  REQUIRE_GPU();
   uint64_t seed = 1;
   for (ElemType elem : {ElemType::kBF16, ElemType::kFP16}) {
     // Per-row: a CTA per row (8 rows: one pass over 7168 columns, 1000 columns partial) and a
