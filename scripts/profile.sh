@@ -24,7 +24,7 @@ for point in "$@"; do
   echo "== $shape m=$m path=${PATH_ARG:-auto} precision=${PRECISION:-bf16} ${BENCH_EXTRA:-}" >> "$out/profile.txt"
   # The first layer call (the bench's first graph replay): its kernels, at most 16.
   ncu --clock-control none --metrics "$metrics" --csv --print-units base -c 16 \
-    -k regex:'align|gather|gated|combine|device_kernel|setup|gemv|dequant|fp8' \
+    -k regex:'align|gather|gated|combine|pdl_gemm|setup|gemv|dequant|fp8' \
     "$build/fusedmoe" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --precision "${PRECISION:-bf16}" ${BENCH_EXTRA:-} \
     --seconds 0.001 > "$out/ncu_raw.csv" 2>>"$out/profile.txt"
   python3 - "$out/ncu_raw.csv" >> "$out/profile.txt" <<'PY'

@@ -119,6 +119,10 @@ bool one_token_down(const ProblemShape& s, const QuantParams& q) {
   return q.format == WeightFormat::kDense && s.m == 1 && s.topk >= kOneTokenDownMinTopk && s.topk <= kOneTokenDownMaxTopk;
 }
 
+bool grouped_gemms_launch_early(const ProblemShape& s) {
+  return s.m * s.topk <= kGemmEarlyLaunchMaxRowsPerExpert * s.num_experts;
+}
+
 bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
   return is_integer_format(q.format) || (q.format == WeightFormat::kDense && gate_up_interleaved);
 }

@@ -266,6 +266,28 @@ inline constexpr int64_t kOneTokenDownMinTopk = 4;
 inline constexpr int64_t kOneTokenDownMaxTopk = 8;  // one CTA's 8 warps, one expert each at least
 bool one_token_down(const ProblemShape& shape, const QuantParams& quant);
 
+/// Whether the grouped path's GEMMs launch as programmatic dependents
+/// (kernels::GroupedGemmParams): both GEMMs launch_early (GEMM1's CTAs start under the setup
+/// kernel, GEMM2's under the FP8 activation's quantizer or the setup kernel, both of which let
+/// them at once) and GEMM2 releases its successor (the combine's CTAs start under GEMM2's tail
+/// and load their slots' rows and weights there). GEMM1 never releases GEMM2 early. Where the
+/// pairs per expert (M * topk / E) are at most kGemmEarlyLaunchMaxRowsPerExpert.
+/// Measured (bench/results/h200/v47, two rounds each, against plain launches):
+/// - call 1, each overlap alone (an experiment build's FUSEDMOE_GEMM_PDL bits), bf16 and
+///   fp8_channel at M = 64-4096: the combine under GEMM2 M = 64-256 0.990-0.999 on every shape,
+///   M = 1024 0.994-1.004, M = 4096 up to 1.008 (DeepSeek-V3 TP8); GEMM1 under setup
+///   0.995-1.001; FP8 GEMM2 under the activation's quantizer M = 64-256 0.988-1.002, M = 1024
+///   up to 1.030 (Mixtral), M = 4096 up to 1.038 (Qwen3); GEMM2 under GEMM1 (bf16, GEMM1
+///   releasing) 1.006-1.014 at M = 64-256 and 1.02-1.046 from M = 1024.
+/// - call 2, the three together up to M = 512 (every precision): 0.977-0.995 at 4-32 pairs
+///   per expert (Scout M = 64-512, Qwen2 and Qwen3 M = 32-256 or 512), but at 64 pairs per
+///   expert and more fp8_channel Qwen2 M = 512 1.013, Mixtral M = 512 1.014 (bf16) to 1.051
+///   (fp8_channel), Mixtral M = 256 0.996-1.006; Mixtral below (4-32 per expert) 0.993-1.010.
+/// Each kernel alone takes the same time either way (v46 call 6): what is lost is in the
+/// overlap, and grows with the GEMMs' length; not explained further.
+inline constexpr int64_t kGemmEarlyLaunchMaxRowsPerExpert = 32;
+bool grouped_gemms_launch_early(const ProblemShape& shape);
+
 /// Whether GEMM1 of the bf16/int grouped path applies the gated activation in its epilogue
 /// (sm90_grouped_gemm's gated instantiations), writing I columns instead of the 2I of gate and
 /// up: it needs w13 interleaved (gate_up_row()), which prepare_weights writes for dense weights

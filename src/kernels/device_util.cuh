@@ -179,10 +179,16 @@ cudaError_t launch_with_pdl(Kernel kernel, dim3 grid, dim3 block, cudaStream_t s
 
 // A programmatic dependent launch (pdl) or one in stream order.
 template <typename Kernel, typename... Args>
-cudaError_t launch_maybe_pdl(bool pdl, Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
-  if (pdl) return launch_with_pdl(kernel, grid, block, stream, args...);
-  kernel<<<grid, block, 0, stream>>>(args...);
+cudaError_t launch_maybe_pdl_smem(bool pdl, Kernel kernel, dim3 grid, dim3 block, size_t dynamic_smem,
+                                  cudaStream_t stream, Args... args) {
+  if (pdl) return launch_with_pdl_smem(kernel, grid, block, dynamic_smem, stream, args...);
+  kernel<<<grid, block, dynamic_smem, stream>>>(args...);
   return cudaGetLastError();
+}
+
+template <typename Kernel, typename... Args>
+cudaError_t launch_maybe_pdl(bool pdl, Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
+  return launch_maybe_pdl_smem(pdl, kernel, grid, block, 0, stream, args...);
 }
 
 }  // namespace fusedmoe::kernels

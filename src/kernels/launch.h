@@ -413,6 +413,13 @@ struct GroupedGemmParams {
   // setup kernel launched before the GEMM writes them; 0 or 1, GEMM1's or GEMM2's set, which
   // one setup_pair launch wrote for both GEMMs of the layer beforehand (same workspace).
   int32_t arrays_set = -1;
+  // Programmatic dependent launch (sm90_grouped_gemm.cuh's pdl_gemm_kernel). launch_early: the
+  // GEMM's CTAs may start while its predecessor grid runs (each waits for that grid's end and
+  // memory first); the predecessor lets it (setup_groups_kernel, at once). release_successor: a
+  // successor launched as a programmatic dependent may start once every CTA of the GEMM has
+  // started; it must wait for the GEMM's end before it reads what the GEMM writes.
+  bool launch_early = false;
+  bool release_successor = false;
 };
 // One instantiation per dtype (and, for FP8, weight-scale granularity), operand order (swap:
 // sm90_grouped_gemm.cuh's swapped operands) and tile height; the inline dispatchers pick it.

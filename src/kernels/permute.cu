@@ -102,9 +102,10 @@ __global__ void __launch_bounds__(kThreads) interleave_gate_up_kernel(Interleave
 // costs one round trip, for its rows. Those inputs are complete before this grid can start.
 // Small-M path: only the ids and the map are read (row_of_pair and the weights are null),
 // older than the layer's first kernel, a plain launch; the down GEMV's live CTAs wait for
-// their predecessor before they let this grid launch. Grouped paths: the CUTLASS GEMM is a
-// plain launch that never triggers early, so this grid starts after it ends; row_of_pair
-// (align, the gather or x's quantizer) and the weights are older still.
+// their predecessor before they let this grid launch. Grouped paths: the GEMM
+// (pdl_gemm_kernel) lets this grid launch early only where release_successor, after its own
+// wait for its predecessor has returned; row_of_pair (align, the gather or x's quantizer) and
+// the weights are older still.
 // kTopk = 0: any topk, everything after the wait.
 template <typename T, int kTopk>
 __global__ void __launch_bounds__(256) combine_kernel(CombineParams p) {

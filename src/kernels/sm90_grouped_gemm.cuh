@@ -530,9 +530,12 @@ struct SetupArgs {
 };
 
 // One thread per (GEMM, expert): its rows, pointers, strides and scale views (rows_e = 0
-// leaves no tiles). blockIdx.y picks the GEMM.
+// leaves no tiles). blockIdx.y picks the GEMM. A plain launch (its predecessors are complete
+// when it starts) that lets a GEMM launched early after it (launch_early) start at once: that
+// GEMM waits for this grid's end before it reads anything.
 template <typename G>
 __global__ void setup_groups_kernel(SetupArgs<G> args) {
+  allow_successor();
   using ElementAB = typename G::ElemAB;
   using ElementD = typename G::ElemD;
   const GroupedGemmParams& p = args.p[blockIdx.y];
@@ -635,6 +638,21 @@ cudaError_t setup_pair(const GroupedGemmParams& gemm1, const GroupedGemmParams& 
   return launch_setup<G>(both, 2, stream);
 }
 
+// CUTLASS's device_kernel with the grid dependency control CUTLASS 4.2's ptr-array kernels
+// lack: every CTA first waits for its predecessor grid's end and memory (at once in a plain
+// launch), then, where release_successor, lets a programmatic dependent successor launch. That
+// successor can launch only once every CTA of this grid has started, so its CTAs take only the
+// SMs this grid's persistent CTAs leave, and it waits for this grid's end before it reads.
+template <typename Operator>
+__global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlocksPerMultiprocessor)
+    pdl_gemm_kernel(CUTLASS_GRID_CONSTANT typename Operator::Params const params, int release_successor) {
+  wait_for_predecessor();
+  if (release_successor) allow_successor();
+  extern __shared__ char smem[];
+  Operator op;
+  op(params, smem);
+}
+
 // One GEMM: its arrays from setup_pair (p.arrays_set 0 or 1), or written here first (set 0).
 template <typename G>
 cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
@@ -647,16 +665,21 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
     if (err != cudaSuccess) return err;
   }
   const typename G::Arrays arr = arrays_of<G>(p, p.arrays_set < 0 ? 0 : p.arrays_set);
-  typename G::Gemm gemm;
   const typename G::Gemm::Arguments args = G::arguments(p, arr);
-  if (gemm.can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
+  if (typename G::Gemm().can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
   void* cutlass_ws = static_cast<char*>(p.workspace) + 2 * G::arrays_bytes(p.num_groups);
-  if (gemm.initialize(args, cutlass_ws, stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
-  if (gemm.run(stream) != cutlass::Status::kSuccess) {
-    err = cudaGetLastError();
-    return err != cudaSuccess ? err : cudaErrorLaunchFailure;
-  }
-  return cudaSuccess;
+  // GemmUniversalAdapter's initialize and run for a 1x1x1 cluster, through pdl_gemm_kernel
+  // instead of CUTLASS's device_kernel: the same parameters, grid, block and shared memory.
+  using Kernel = typename G::Gemm::GemmKernel;
+  static_assert(cute::size(typename Kernel::DispatchPolicy::ClusterShape{}) == 1, "launched without a cluster");
+  if (Kernel::initialize_workspace(args, cutlass_ws, stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
+  const typename Kernel::Params params = Kernel::to_underlying_arguments(args, cutlass_ws);
+  const int smem = static_cast<int>(Kernel::SharedStorageSize);
+  err = cudaFuncSetAttribute(pdl_gemm_kernel<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (err != cudaSuccess) return err;
+  return launch_maybe_pdl_smem(p.launch_early, pdl_gemm_kernel<Kernel>, Kernel::get_grid_shape(params),
+                               Kernel::get_block_shape(), static_cast<size_t>(smem), stream, params,
+                               p.release_successor ? 1 : 0);
 }
 
 }  // namespace fusedmoe::kernels::sm90

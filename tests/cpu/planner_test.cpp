@@ -473,6 +473,16 @@ TEST(Planner, TopOneWritesTheOutputFromTheDownGemv) {
   EXPECT_FALSE(top1_direct_output(make_shape(1, 4096, 14336, 8, 2), false));  // top-2 sums its slots
 }
 
+TEST(Planner, GroupedGemmsLaunchEarlyUpToThePairsPerExpertBound) {
+  const int64_t r = kGemmEarlyLaunchMaxRowsPerExpert;
+  EXPECT_TRUE(grouped_gemms_launch_early(make_shape(16 * r, 5120, 1024, 16, 1)));       // Scout M = 512
+  EXPECT_FALSE(grouped_gemms_launch_early(make_shape(16 * r + 1, 5120, 1024, 16, 1)));
+  EXPECT_TRUE(grouped_gemms_launch_early(make_shape(4 * r, 4096, 14336, 8, 2)));        // Mixtral M = 128
+  EXPECT_FALSE(grouped_gemms_launch_early(make_shape(4 * r + 1, 4096, 14336, 8, 2)));
+  EXPECT_TRUE(grouped_gemms_launch_early(make_shape(32 * r, 7168, 256, 256, 8)));       // DeepSeek M = 1024
+  EXPECT_FALSE(grouped_gemms_launch_early(make_shape(64 * r, 7168, 256, 256, 8)));
+}
+
 TEST(Planner, OneTokenSumsItsExpertsInTheDownGemv) {
   const QuantParams dense;
   EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), dense));
