@@ -224,7 +224,6 @@ Status route_topk(const ProblemShape& shape, const RoutingConfig& routing, DType
     return invalid_argument("logits_dtype", "fp32, bf16 or fp16", to_string(logits_dtype));
   }
   FUSEDMOE_RETURN_IF_ERROR(validate_routing(shape, routing));
-  FUSEDMOE_RETURN_IF_ERROR(check_gpu_routing(routing));
   if (shape.m == 0) return Status();
   const std::pair<const char*, const void*> pointers[] = {
       {"logits", logits}, {"topk_ids", topk_ids}, {"topk_weights", topk_weights}};

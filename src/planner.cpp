@@ -248,13 +248,6 @@ int32_t dequant_chunk_experts(const ProblemShape& s, DType act_dtype) {
   return static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(s.num_experts, fit)));
 }
 
-Status check_gpu_routing(const RoutingConfig& r) {
-  if (r.n_group > 32) {
-    return detail::not_implemented("routing_topk keeps one group per lane: n_group <= 32, got " + str(r.n_group));
-  }
-  return Status();
-}
-
 bool dense_down_ring(int64_t k, int32_t split_k) {
   if (split_k <= 0) return false;
   const int64_t steps = (k + 31) / 32;

@@ -272,17 +272,18 @@ bool one_token_down(const ProblemShape& shape, const QuantParams& quant);
 /// them at once) and GEMM2 releases its successor (the combine's CTAs start under GEMM2's tail
 /// and load their slots' rows and weights there). GEMM1 never releases GEMM2 early. Where the
 /// pairs per expert (M * topk / E) are at most kGemmEarlyLaunchMaxRowsPerExpert.
-/// Measured (bench/results/h200/v47, two rounds each, against plain launches):
+/// Measured (bench/results/h200/v47, against plain launches):
 /// - call 1, each overlap alone (an experiment build's FUSEDMOE_GEMM_PDL bits), bf16 and
-///   fp8_channel at M = 64-4096: the combine under GEMM2 M = 64-256 0.990-0.999 on every shape,
-///   M = 1024 0.994-1.004, M = 4096 up to 1.008 (DeepSeek-V3 TP8); GEMM1 under setup
-///   0.995-1.001; FP8 GEMM2 under the activation's quantizer M = 64-256 0.988-1.002, M = 1024
-///   up to 1.030 (Mixtral), M = 4096 up to 1.038 (Qwen3); GEMM2 under GEMM1 (bf16, GEMM1
-///   releasing) 1.006-1.014 at M = 64-256 and 1.02-1.046 from M = 1024.
-/// - call 2, the three together up to M = 512 (every precision): 0.977-0.995 at 4-32 pairs
-///   per expert (Scout M = 64-512, Qwen2 and Qwen3 M = 32-256 or 512), but at 64 pairs per
-///   expert and more fp8_channel Qwen2 M = 512 1.013, Mixtral M = 512 1.014 (bf16) to 1.051
-///   (fp8_channel), Mixtral M = 256 0.996-1.006; Mixtral below (4-32 per expert) 0.993-1.010.
+///   fp8_channel at M = 64-4096, two rounds: the combine under GEMM2 M = 64-256 0.989-0.999
+///   on every shape, M = 1024 0.994-1.004, M = 4096 up to 1.008 (DeepSeek-V3 TP8); GEMM1 under
+///   setup 0.995-1.001 (M <= 1024); FP8 GEMM2 under the activation's quantizer M = 64-256
+///   0.988-1.002, M = 1024 up to 1.030 (Mixtral), M = 4096 up to 1.038 (Qwen3); GEMM2 under
+///   GEMM1 (bf16, GEMM1 releasing) 1.001-1.014 at M = 64-256 and 1.003-1.046 from M = 1024.
+/// - call 2, the three together up to M = 512 (every precision): Scout, Qwen2 and Qwen3 at
+///   4-32 pairs per expert 0.977-0.998, DeepSeek (4-16) 0.989-1.001, Mixtral (4-32)
+///   0.993-1.010; at 64 pairs per expert and more Qwen2 fp8_channel M = 512 1.013, Mixtral
+///   M = 512 1.014 (bf16) to 1.051 (fp8_channel), Mixtral M = 256 0.996-1.006.
+/// - call 3, this rule, M = 16-2048: 0.974-1.004 where it launches early.
 /// Each kernel alone takes the same time either way (v46 call 6): what is lost is in the
 /// overlap, and grows with the GEMMs' length; not explained further.
 inline constexpr int64_t kGemmEarlyLaunchMaxRowsPerExpert = 32;
@@ -356,9 +357,6 @@ void prepared_quant_pointers(const ProblemShape& shape, const QuantParams& quant
 /// as fit kDequantScratchBytes at the larger projection (2I x H) in the activation dtype.
 inline constexpr int64_t kDequantScratchBytes = int64_t{512} << 20;
 int32_t dequant_chunk_experts(const ProblemShape& shape, DType act_dtype);
-
-/// Limits of the routing_topk kernel beyond validate_routing (one group score per lane).
-Status check_gpu_routing(const RoutingConfig& routing);
 
 /// Launch configuration of the small-M path for one GEMM (see choose_small_m_config).
 struct SmallMGemmConfig {

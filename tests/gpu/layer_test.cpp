@@ -649,7 +649,8 @@ TEST(RoutingTopk, BadArgumentsAreNamed) {
   cfg.topk_group = 2;
   int dummy = 0;
   st = route_topk(s, cfg, DType::kFP32, &dummy, &dummy, reinterpret_cast<float*>(&dummy), nullptr);
-  EXPECT_EQ(st.code(), StatusCode::kNotImplemented);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);  // validate_routing: one group per lane
+  EXPECT_EQ(st.message(), "routing.n_group: expected <= 32 (one group per lane), got 64");
 }
 
 // The whole layer captured once in a CUDA graph, replayed with new routing written into the
