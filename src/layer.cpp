@@ -146,7 +146,6 @@ Status enqueue_combine(const MoeInputs& in, const kernels::AlignParams& al, cons
 Status layer_can_implement(const MoeArguments& args) {
   const MoeInputs& in = args.inputs;
   const PreparedWeights& w = *args.weights;
-  if (in.router_logits != nullptr) FUSEDMOE_RETURN_IF_ERROR(check_gpu_routing(in.routing));
   if (in.shape.hidden % 8 != 0 || in.shape.inter % 8 != 0) {
     return not_implemented("the kernels read 16-byte vectors: hidden and inter must be multiples of 8, got " +
                            str(in.shape.hidden) + " and " + str(in.shape.inter));
@@ -647,8 +646,8 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     x_how.codes_by_token = gathers;
     x_how.topk = s.topk;
     x_how.row_of_pair = row_of_pair;
-    // Under align's end (it releases there; the quantizer waits before it reads): v47 call 4,
-    // 0.989-0.997 at fp8_tensor M = 32-1024 (Scout, Qwen2), 0.994-1.002 elsewhere.
+    // Under align's end (it releases there; the quantizer waits before it reads). v47 call 4:
+    // fp8_tensor Scout M = 64-512 0.989-0.992, Qwen2 0.994-0.996; elsewhere 0.994-1.006.
     x_how.after_predecessor = true;
     FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, in.x, args.weights->w13.input_scale, x_how));
     Fp8Quantize act_how;
@@ -694,7 +693,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     g.b = (w13 ? args.weights->w13 : args.weights->w2).weight;
     g.arrays_set = integer ? -1 : w13 ? 0 : 1;  // integer: a setup per chunk (its dequantized weights)
     g.launch_early = early;
-    g.release_successor = early && !w13;  // the combine (a chunk's successor: a plain launch)
+    g.release_successor = early && !w13;  // the combine after the last chunk (the next dequant: plain)
     return g;
   };
   void* gemm1_out = gated ? intermediate : at<void>(workspace, ws, "gate_up");
