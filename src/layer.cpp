@@ -550,11 +550,11 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   gp.workspace = at<void>(workspace, ws, "gemm_workspace");
   gp.workspace_bytes = ws.find("gemm_workspace")->bytes;
   gp.sm_count = sms;
+  gp.launch_early = grouped_gemms_launch_early(s);  // programmatic dependent GEMMs
   const kernels::GroupedGemmEntry gemm1_entry = grouped_entry(args, path, Projection::kW13, sms);
   const kernels::GroupedGemmEntry gemm2_entry = grouped_entry(args, path, Projection::kW2, sms);
   const int64_t pairs = s.m * s.topk;
   const int64_t* live = al.expert_offsets + s.num_experts;
-  const bool early = grouped_gemms_launch_early(s);  // programmatic dependent GEMMs
   if (fp8) {
     // Each GEMM's input quantized to e4m3 in expert order (x's amax over every token), then
     // sm90_fp8_grouped_gemm. The quantizer gathers x's rows itself (or GEMM1 reads x's codes
@@ -602,8 +602,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
       // Both GEMMs' arrays from one setup launch, unless their block-scale layouts differ (each
       // GEMM then writes its own into set 0 right before it).
       g.arrays_set = shared_setup ? (w13 ? 0 : 1) : -1;
-      g.launch_early = early;
-      g.release_successor = early && !w13;
+      g.release_successor = g.launch_early && !w13;  // the combine; GEMM1 never releases GEMM2
       return g;
     };
     const kernels::GroupedGemmParams gemm1 = params(Projection::kW13), gemm2 = params(Projection::kW2);
@@ -692,8 +691,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     g.expert_offsets = al.expert_offsets;
     g.b = (w13 ? args.weights->w13 : args.weights->w2).weight;
     g.arrays_set = integer ? -1 : w13 ? 0 : 1;  // integer: a setup per chunk (its dequantized weights)
-    g.launch_early = early;
-    g.release_successor = early && !w13;  // the combine after the last chunk (the next dequant: plain)
+    g.release_successor = g.launch_early && !w13;  // the combine after the last chunk (the next dequant: plain)
     return g;
   };
   void* gemm1_out = gated ? intermediate : at<void>(workspace, ws, "gate_up");

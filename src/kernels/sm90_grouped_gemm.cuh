@@ -666,7 +666,7 @@ cudaError_t run(const GroupedGemmParams& p, cudaStream_t stream) {
   }
   const typename G::Arrays arr = arrays_of<G>(p, p.arrays_set < 0 ? 0 : p.arrays_set);
   const typename G::Gemm::Arguments args = G::arguments(p, arr);
-  if (typename G::Gemm().can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
+  if (G::Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
   void* cutlass_ws = static_cast<char*>(p.workspace) + 2 * G::arrays_bytes(p.num_groups);
   // GemmUniversalAdapter's initialize and run for a 1x1x1 cluster, through pdl_gemm_kernel
   // instead of CUTLASS's device_kernel: the same parameters, grid, block and shared memory.
