@@ -7,15 +7,22 @@
 #   BENCH_EXTRA: more bench options (e.g. "--dense-in-place 1")
 #   DETAIL=REGEX: also the speed-of-light, occupancy, warp-state and memory sections of the
 #   first two kernels whose names match REGEX (e.g. DETAIL=gemv), with the warp stall breakdown
+#   FUSEDMOE_BIN=PATH: profile this fusedmoe binary (a release build carried to the device)
+#   instead of building one there
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/device_build.sh"
 cd "$root"
 out="${OUT:-$root/out}"
 mkdir -p "$out"
-build=build/device
-configure_device_build "$build" OFF > "$out/build.log" 2>&1 &&
-  cmake --build "$build" -j "$(nproc)" --target fusedmoe_cli >> "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+if [ -n "${FUSEDMOE_BIN:-}" ]; then
+  bin="$FUSEDMOE_BIN"
+else
+  build=build/device
+  configure_device_build "$build" OFF > "$out/build.log" 2>&1 &&
+    cmake --build "$build" -j "$(nproc)" --target fusedmoe_cli >> "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+  bin="$build/fusedmoe"
+fi
 metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
 : > "$out/profile.txt"
 for point in "$@"; do
@@ -25,7 +32,7 @@ for point in "$@"; do
   # The first layer call (the bench's first graph replay): its kernels, at most 16.
   ncu --clock-control none --metrics "$metrics" --csv --print-units base -c 16 \
     -k regex:'align|gather|gated|combine|pdl_gemm|setup|gemv|dequant|fp8' \
-    "$build/fusedmoe" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --precision "${PRECISION:-bf16}" ${BENCH_EXTRA:-} \
+    "$bin" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --precision "${PRECISION:-bf16}" ${BENCH_EXTRA:-} \
     --seconds 0.001 > "$out/ncu_raw.csv" 2>>"$out/profile.txt"
   python3 - "$out/ncu_raw.csv" >> "$out/profile.txt" <<'PY'
 import csv, sys, collections
@@ -54,9 +61,9 @@ PY
     # the WarpStateStats section only charts.
     ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
       --section MemoryWorkloadAnalysis --section LaunchStats \
-      --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+      --metrics 'l1tex__throughput.avg.pct_of_peak_sustained_active,lts__t_bytes.sum,smsp__inst_executed.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
       --csv --print-units base -c 2 -k regex:"$DETAIL" \
-      "$build/fusedmoe" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --precision "${PRECISION:-bf16}" ${BENCH_EXTRA:-} \
+      "$bin" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --precision "${PRECISION:-bf16}" ${BENCH_EXTRA:-} \
       --seconds 0.001 > "$out/ncu_detail.csv" 2>>"$out/profile.txt"
     python3 - "$out/ncu_detail.csv" >> "$out/profile.txt" <<'PY'
 import csv, sys

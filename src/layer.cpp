@@ -475,12 +475,18 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
                 : 128;
     // The planner's register-bound block variant is the one fp8_gemv compiles.
     static_assert(kFp8BlockSplitRule.resident_one_tile == kernels::kFp8GemvBoundCtasPerSm);
-    static_assert(kDenseSplitRule.resident_one_tile == kernels::kGemvCtasPerSm);
+    static_assert(kDenseSplitRule.resident_one_tile == kernels::kGemvCtasPerSm &&
+                  kWna16Int4SplitRule.resident_one_tile == kernels::kGemvCtasPerSm &&
+                  kWna16Int8SplitRule.resident_one_tile == kernels::kGemvCtasPerSm);
     const int64_t tiles = kernels::grouped_gemv_tiles(gate_up, n_out);
     const SmallMGemmConfig cfg =
         quant.format == WeightFormat::kFP8Block
             ? choose_fp8_block_config(tiles, max_active, pairs, k, sms, unit)
-            : choose_small_m_config(tiles, max_active, pairs, k, sms, unit, fp8 ? kFp8SplitRule : kDenseSplitRule);
+            : choose_small_m_config(tiles, max_active, pairs, k, sms, unit,
+                                    fp8       ? kFp8SplitRule
+                                    : !integer ? kDenseSplitRule
+                                    : v.bits == 4 ? kWna16Int4SplitRule
+                                                  : kWna16Int8SplitRule);
     const int32_t forced_split = gate_up ? args.split_k_gate_up : args.split_k_down;
     g.split_k = forced_split > 0 ? forced_split : cfg.split_k;
     g.n_tiles = cfg.n_tiles;

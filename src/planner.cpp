@@ -263,6 +263,12 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
   const int64_t resident = c.n_tiles == 1 ? rule.resident_one_tile : rule.resident_four_tiles;
   const int64_t wave = resident * sms;
   const int64_t unsplit = (tiles + kWarps - 1) / kWarps * max_active;
+  if (c.n_tiles == 4 && rule.unsplit_four_tiles_min_ctas_per_sm > 0 &&
+      unsplit >= rule.unsplit_four_tiles_min_ctas_per_sm * sms) {
+    c.split_k = 1;
+    c.ctas = unsplit;
+    return c;
+  }
   const bool one_wave = resident > 0 && unsplit <= rule.max_unsplit_ctas_per_sm * sms;
   for (int split = 1; split <= kWarps; split *= 2) {
     if (split > 1 && k < split_k_unit * split) break;  // each warp keeps split_k_unit k

@@ -377,6 +377,9 @@ struct SmallMSplitRule {
   int32_t resident_one_tile;
   int32_t resident_four_tiles;
   int32_t max_unsplit_ctas_per_sm;
+  /// Four n-tiles: split 1 wherever the unsplit grid has at least this many CTAs per SM
+  /// (0: never; the rules above decide).
+  int32_t unsplit_four_tiles_min_ctas_per_sm = 0;
 };
 /// The multi-wave target (v3: at 1-2 CTAs per SM the last partial wave of large CTAs cost
 /// Mixtral M = 1 a third of its bandwidth).
@@ -386,7 +389,7 @@ inline constexpr int32_t kSplitTargetCtasPerSm = 8;
 /// unsplit than at v3's split 2, same run; Qwen2's down GEMV at M = 4, 896 CTAs, took 80 us
 /// one-wave against 87 multi-wave, two runs).
 inline constexpr int32_t kFp8OneWaveMaxUnsplitCtasPerSm = 7;
-/// Dense and wna16 GEMVs (compiled for kernels::kGemvCtasPerSm = 2 resident CTAs, split;
+/// Dense GEMVs (compiled for kernels::kGemvCtasPerSm = 2 resident CTAs, split, as wna16_gemv;
 /// the unsplit dense ones fit 3; layer.cpp static_asserts the two agree): one wave only while the
 /// unsplit grid has at most one CTA per SM (v17: every split pair 1-8 x 1-8 of both GEMVs
 /// measured at M = 1, 4, 16 on the five shapes, bf16 and w4a16, one run; this rule's choices
@@ -396,6 +399,21 @@ inline constexpr int32_t kFp8OneWaveMaxUnsplitCtasPerSm = 7;
 /// one wave at split 1 for 256-CTA grids of long K, bf16 Scout M = 16 114 -> 132 us, Mixtral
 /// M = 4 634 -> 657; as at Mixtral M = 1's gate-up, 448 CTAs, 13-17% slower in v16).
 inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
+/// wna16_gemv (v48, `bench/results/h200/v48/`):
+/// - four n-tiles run unsplit from one CTA per SM on, where the CTA's warps share x's rows in
+///   shared memory (kernels::wna16_gemv, kSharedX): every four-tile point of the bench shapes
+///   (256-2048 unsplit CTAs) 0.49-0.84 against the dense rule's splits of 2-8, equal where that
+///   rule gave split 1 already (w4a16 Scout M = 256 187.4 -> 91.7 us, Qwen2 M = 128 267.8 ->
+///   169.2, DeepSeek-V3 M = 512 1021.5 -> 659.9, Mixtral M = 64-256 0.63-0.64; w8a16
+///   0.67-0.96). Smaller unsplit grids were not measured and keep the multi-wave rule.
+/// - one n-tile, int4: one wave while the unsplit grid has at most two CTAs per SM (the
+///   resident count; the ring keeps the loads in flight, not the CTA count): w4a16 Scout M =
+///   16-128 0.78-0.91, Mixtral M = 16 0.928, DeepSeek-V3 M = 8 0.916, Qwen2 / Qwen3 M = 2
+///   0.945 / 0.970; Mixtral M = 32 1.018 and M = 8 1.009 the losses.
+/// - one n-tile, int8: the dense rule's bound (one per SM). Two per SM was mixed there: Qwen2
+///   M = 2 1.120, DeepSeek-V3 M = 8 1.055, Mixtral M = 8 1.030; Scout M = 64 0.915.
+inline constexpr SmallMSplitRule kWna16Int4SplitRule{2, 0, 2, 1};
+inline constexpr SmallMSplitRule kWna16Int8SplitRule{2, 0, 1, 1};
 /// fp8_gemv with per-tensor / per-row weight scales, no register bound: one n-tile 94-102
 /// registers (2 CTAs) split, 64-78 (3-4) unsplit; four n-tiles 108-138 (1-2). One wave of 2
 /// at both (v16: Mixtral M = 64, four n-tiles, 659 vs 693 us multi-wave).

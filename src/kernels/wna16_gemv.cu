@@ -8,7 +8,9 @@
 // 16 rows (each lane copies the 16-byte chunks it will consume: one per row and block for
 // int4, two for int8; docs/FORMATS.md, "Prepared integer layout") plus the blocks' scales and
 // zero points (runs of 8 rows, copied by a few lanes). A lane waits for its own copies, and a
-// __syncwarp makes the lanes' copies visible to each other and frees the oldest slot.
+// __syncwarp makes the lanes' copies visible to each other and frees the oldest slot. With four
+// token tiles unsplit, x's 32 rows stream through a ring of the CTA's beside them (kSharedX at
+// the kernel).
 //
 // Dequantization: codes become exact integers q - zero in the MMA's element type with a few
 // bit operations and one packed subtraction per pair:
@@ -39,6 +41,7 @@ namespace fusedmoe::kernels {
 namespace {
 
 using gemv::cp_async16;
+using gemv::cp_async16_zfill;
 using gemv::cp_async8;
 using gemv::cp_async_commit;
 using gemv::cp_async_wait;
@@ -136,6 +139,11 @@ __device__ __forceinline__ void dequant_step(const uint32_t (&words)[kBits / 4],
 }
 
 constexpr int kStages = 4;  // cp.async ring depth per warp
+// With the CTA's shared x (kSharedX below): 3, so that two CTAs still fit an SM.
+constexpr int kSharedXStages = 3;
+// The tokens of one pass with four n-tiles, and the bytes of one 128-k block of their x rows.
+constexpr int kSharedXTokens = 32;
+constexpr uint32_t kSharedXBlockBytes = kSharedXTokens * 128 * 2;
 
 // One group's scales and zero points of a warp's 16 rows, as copied: runs of 8 rows (lo:
 // the lanes' first rows, hi: their second rows), scales in their checkpoint type (2 or 4
@@ -150,15 +158,18 @@ static_assert(sizeof(GroupParams) == 96 && offsetof(GroupParams, scale_hi) == 32
               "GroupParams: lane part p copies bytes [16 p, 16 p + 16)");
 
 
-template <typename T, int kBits, int kGpb>
+template <typename T, int kBits, int kGpb, bool kSharedX>
 struct StageLayout {
+  static constexpr int kRing = kSharedX ? kSharedXStages : kStages;  // ring slots (stages)
   static constexpr int kVecs = kBits / 4;  // 16-byte chunks per lane, row and block
   static constexpr int kUnroll = wna16_stage_blocks(kBits, kGpb == 1);
   static constexpr int kCodeChunks = kUnroll * 2 * kVecs;                   // per lane and stage
-  static constexpr size_t kCodeBytes = size_t{kStages} * kCodeChunks * 32 * 16;  // per warp
-  static constexpr size_t kParamBytes = size_t{kStages} * kUnroll * kGpb * sizeof(GroupParams);
+  static constexpr size_t kCodeBytes = size_t{kRing} * kCodeChunks * 32 * 16;  // per warp
+  static constexpr size_t kParamBytes = size_t{kRing} * kUnroll * kGpb * sizeof(GroupParams);
   static constexpr size_t kWarpBytes = kCodeBytes + kParamBytes;
-  static constexpr size_t kCtaBytes = kWarpBytes * gemv::kWarps;
+  // The CTA's x ring after the warps' rings: [slot][block][token][128 k] (kSharedX).
+  static constexpr size_t kXBytes = kSharedX ? size_t{kRing} * kUnroll * kSharedXBlockBytes : 0;
+  static constexpr size_t kCtaBytes = kWarpBytes * gemv::kWarps + kXBytes;
 };
 
 __device__ __forceinline__ float scale_at(const GroupParams& gp, bool hi, int row, ScaleType type) {
@@ -190,12 +201,23 @@ __device__ __forceinline__ int zero_at(const GroupParams& gp, bool hi, int row) 
 // sum is believed to truncate: for one group per row at K = 14336 a CPU model of that puts the
 // error at 2.5e-4 to 4.4e-4 of the output's rms, under bf16's half ulp (2e-3) but above fp16's
 // (2.4e-4, where magic is 1024), so fp16 keeps the subtraction (v27 review).
-template <typename T, int kBits, int kGroupsPerBlock, int kSplitK, int kNTiles, bool kGateUp>
+//
+// kSharedX (four n-tiles, no split: every warp of the CTA runs the same expert, tokens and K):
+// the pass's 32 x rows are copied once per CTA into a shared ring beside the codes (each
+// thread 32 bytes of one row per block, zero-filled past K and past the expert's tokens), and
+// the warps read their fragments from it, instead of each warp loading all 32 rows from
+// global memory right before its MMAs (8 bytes of x per byte of codes per warp). The ring's
+// slots are then the CTA's: a __syncthreads where each warp's ring had a __syncwarp. Within
+// a block, token row r's 16-byte chunk c sits at chunk c ^ 4 (r & 1), so that the two rows a
+// quarter-warp reads fall in different banks.
+template <typename T, int kBits, int kGroupsPerBlock, int kSplitK, int kNTiles, bool kGateUp, bool kSharedX>
 __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(GroupedGemvParams p, QuantWeightsView qw) {
+  static_assert(!kSharedX || (kSplitK == 1 && kNTiles * 8 == kSharedXTokens), "shared x: four n-tiles, no split");
   constexpr int kTokensPerPass = 8 * kNTiles;
   constexpr int kGpb = kGroupsPerBlock;
   constexpr bool kFold = kBits == 4 && kNTiles == 1 && std::is_same<T, __nv_bfloat16>::value;
-  using L = StageLayout<T, kBits, kGpb>;
+  using L = StageLayout<T, kBits, kGpb, kSharedX>;
+  constexpr int kRing = L::kRing;
   constexpr int kVecs = L::kVecs;
   constexpr int kUnroll = L::kUnroll;
   constexpr uint32_t kStageChunkBytes = 2 * kVecs * 32 * 16;  // one block's code chunks of a warp
@@ -255,10 +277,35 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   const int stages = (b_end - b_begin + kUnroll - 1) / kUnroll;
   const int first_group = bpg > 0 ? b_begin / bpg : 0, first_rem = bpg > 0 ? b_begin % bpg : 0;
 
-  // Copies of stage st (blocks b_begin + st * kUnroll ...) into ring slot st % kStages; one
+  // Copies of stage st (blocks b_begin + st * kUnroll ...) into ring slot st % kRing; one
   // commit group per stage, empty past the slice. Stages are issued in order from 0 each
   // pass: (ig, ir) = group and block within it of the next block to copy (kGpb == 1).
   int ig = first_group, ir = first_rem;
+  // kSharedX: this thread copies 32 bytes (chunks 2 xc, 2 xc + 1) of token row xt of each
+  // block; x_src: those bytes of block 0 (per pass), x_ok: the token is the expert's.
+  const uint32_t x_ring_s =
+      kSharedX ? opaque_u32(static_cast<uint32_t>(__cvta_generic_to_shared(s_ring + gemv::kWarps * L::kWarpBytes))) : 0u;
+  const int xt = threadIdx.x >> 3, xc = threadIdx.x & 7;
+  const uint32_t x_dst = x_ring_s + xt * 256 + 32 * (xc ^ (2 * (xt & 1)));
+  // Where this lane reads: token row g's chunk q of step 0, and the swizzle of row g (64 bytes
+  // = 4 chunks where g is odd).
+  const uint32_t x_lane_s = x_ring_s + w.g * 256 + 16 * w.q;
+  const uint32_t x_swz = 64 * (w.g & 1);
+  const T* x_src = static_cast<const T*>(p.x);
+  bool x_ok = false;
+  auto issue_x = [&](int st) {
+    const uint32_t slot = static_cast<uint32_t>(st) % kRing;
+#pragma unroll
+    for (int i = 0; i < kUnroll; ++i) {
+      const int j = b_begin + st * kUnroll + i;
+      if (j < b_end) {
+        const int k0 = 128 * j + 16 * xc;  // the first k of this thread's 32 bytes
+        const uint32_t dst = x_dst + (slot * kUnroll + i) * kSharedXBlockBytes;
+        cp_async16_zfill(dst, x_src + 128 * j, x_ok && k0 < kk);
+        cp_async16_zfill(dst + 16, x_src + 128 * j + 8, x_ok && k0 + 8 < kk);
+      }
+    }
+  };
   // Shared-memory addresses of this lane's first code chunk and of its part of the first
   // GroupParams (32-bit, computed once; opaque, so that ptxas keeps them rather than rebuild
   // them from the CTA's shared window at every copy).
@@ -266,8 +313,8 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   const uint32_t param_s = opaque_u32(
       static_cast<uint32_t>(__cvta_generic_to_shared(params + (pu < kGpb ? pu : 0))) + 16 * part);
   const uint4* c_first = opaque(c_lo + b_begin * (4 * kVecs));  // the slice's first chunk
-  auto issue = [&](int st) {
-    const uint32_t slot = static_cast<uint32_t>(st) % kStages;
+  auto issue = [&](int st, bool with_x) {
+    const uint32_t slot = static_cast<uint32_t>(st) % kRing;
 #pragma unroll
     for (int i = 0; i < kUnroll; ++i) {
       const int jr = st * kUnroll + i;  // block within the slice
@@ -288,25 +335,47 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
         if (kGpb == 1 && ++ir == bpg) ir = 0, ++ig;
       }
     }
+    if constexpr (kSharedX) {
+      if (with_x) issue_x(st);
+    }
     cp_async_commit();
   };
 
   for (int c0 = 0; c0 < w.count; c0 += kTokensPerPass) {
-    __syncwarp();  // the previous pass's last reads of the ring are done
+    // The previous pass's last reads of the ring are done.
+    if constexpr (kSharedX) {
+      __syncthreads();
+    } else {
+      __syncwarp();
+    }
     ig = first_group;
     ir = first_rem;
 #pragma unroll
-    for (int st = 0; st < kStages - 1; ++st) issue(st);
+    for (int st = 0; st < kRing - 1; ++st) issue(st, false);
     w.wait_for_activations(c0);
+    if constexpr (kSharedX) {
+      // The first stages' x, after down's wait, in one more commit group (the first stage
+      // below waits for every group).
+      const int tok = c0 + xt;
+      x_ok = tok < w.count;
+      const int64_t pos = w.begin + (x_ok ? tok : 0);
+      const int64_t xr = kGateUp ? p.sorted_pairs[pos] / p.topk : pos;
+      x_src = opaque(static_cast<const T*>(p.x) + xr * K + 16 * xc);
+#pragma unroll
+      for (int st = 0; st < kRing - 1; ++st) issue_x(st);
+      cp_async_commit();
+    }
     // Token rows: a lane past the expert's tokens reads its first token's row (token_rows),
     // which only feeds that lane's MMA column, never stored.
-    const T* x_row[kNTiles];
-    bool x_valid[kNTiles];
-    w.template token_rows<T, kNTiles>(p, c0, x_row, x_valid);
-    (void)x_valid;
     const uint4* xv[kNTiles];  // this lane's 8 k of each token row, in 16-byte units
+    if constexpr (!kSharedX) {
+      const T* x_row[kNTiles];
+      bool x_valid[kNTiles];
+      w.template token_rows<T, kNTiles>(p, c0, x_row, x_valid);
+      (void)x_valid;
 #pragma unroll
-    for (int nt = 0; nt < kNTiles; ++nt) xv[nt] = opaque(reinterpret_cast<const uint4*>(x_row[nt] + 8 * w.q));
+      for (int nt = 0; nt < kNTiles; ++nt) xv[nt] = opaque(reinterpret_cast<const uint4*>(x_row[nt] + 8 * w.q));
+    }
     float acc[kNTiles][4], part_sum[kNTiles][4], xsum[kNTiles][4];
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt)
@@ -315,10 +384,21 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     int cr = first_rem;  // block within its group of the next block consumed (kGpb == 1)
 
     for (int st = 0; st < stages; ++st) {
-      cp_async_wait<kStages - 2>();  // this lane's copies of stage st have landed
-      __syncwarp();                  // so have the other lanes'; slot (st - 1) is free
-      issue(st + kStages - 1);
-      const int slot = st % kStages;
+      // This thread's copies of stage st have landed; then so have the other lanes' (threads'),
+      // and slot (st - 1) is free.
+      if constexpr (kSharedX) {
+        if (st == 0) {
+          cp_async_wait<0>();  // the first stages' x came in the last group
+        } else {
+          cp_async_wait<kRing - 2>();
+        }
+        __syncthreads();
+      } else {
+        cp_async_wait<kRing - 2>();
+        __syncwarp();
+      }
+      issue(st + kRing - 1, true);
+      const int slot = st % kRing;
 #pragma unroll
       for (int i = 0; i < kUnroll; ++i) {
         const int j = b_begin + st * kUnroll + i;
@@ -352,8 +432,12 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
         bool block_ends_group = false;
         if (kGpb == 1 && block_ok && ++cr == bpg) cr = 0, block_ends_group = true;
         const uint4* xb[kNTiles];
+        if constexpr (!kSharedX) {
 #pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt) xb[nt] = xv[nt] + 16 * j;
+          for (int nt = 0; nt < kNTiles; ++nt) xb[nt] = xv[nt] + 16 * j;
+        }
+        // kSharedX: this lane's fragment of token row g of the block (chunk 4 u + q, swizzled).
+        const uint32_t xs = x_lane_s + (slot * kUnroll + i) * kSharedXBlockBytes;
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
           const int gu = kGpb == 1 ? 0 : u;  // compile-time index
@@ -375,7 +459,8 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
           dequant_step<T, kBits, kFold>(words_hi, z_hi[gu], a_hi);
 #pragma unroll
           for (int nt = 0; nt < kNTiles; ++nt) {
-            const uint4 x = load_act_if(xb[nt] + 4 * u, ok);
+            const uint4 x = kSharedX ? gemv::ld_shared16_if(xs + nt * 8 * 256 + ((64 * u) ^ x_swz), ok)
+                                     : load_act_if(xb[nt] + 4 * u, ok);
             mma_16816<T>(part_sum[nt], a_lo[0], a_hi[0], a_lo[1], a_hi[1], x.x, x.y);
             mma_16816<T>(part_sum[nt], a_lo[2], a_hi[2], a_lo[3], a_hi[3], x.z, x.w);
             if constexpr (kFold) {
@@ -424,12 +509,17 @@ cudaError_t launch_ring(size_t smem, const GroupedGemvParams& p, const QuantWeig
 
 template <typename T, int kBits, int kGpb, int kNTiles, bool kGateUp>
 cudaError_t launch_tiles(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
-  const size_t smem = StageLayout<T, kBits, kGpb>::kCtaBytes;
+  const size_t smem = StageLayout<T, kBits, kGpb, false>::kCtaBytes;
   switch (p.split_k) {
-    case 1: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, kNTiles, kGateUp>>(smem, p, w, stream);
-    case 2: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 2, kNTiles, kGateUp>>(smem, p, w, stream);
-    case 4: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 4, kNTiles, kGateUp>>(smem, p, w, stream);
-    case 8: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 8, kNTiles, kGateUp>>(smem, p, w, stream);
+    case 1:
+      if constexpr (kNTiles * 8 == kSharedXTokens) {  // four n-tiles unsplit: the CTA's shared x
+        return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, kNTiles, kGateUp, true>>(
+            StageLayout<T, kBits, kGpb, true>::kCtaBytes, p, w, stream);
+      }
+      return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, kNTiles, kGateUp, false>>(smem, p, w, stream);
+    case 2: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 2, kNTiles, kGateUp, false>>(smem, p, w, stream);
+    case 4: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 4, kNTiles, kGateUp, false>>(smem, p, w, stream);
+    case 8: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 8, kNTiles, kGateUp, false>>(smem, p, w, stream);
     default: return cudaErrorInvalidValue;
   }
 }

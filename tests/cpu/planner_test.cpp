@@ -741,6 +741,41 @@ TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
   EXPECT_EQ(choose_small_m_config(128, 1, 1, 512, 132, 128, kFp8SplitRule).split_k, 4);
 }
 
+TEST(Planner, Wna16SplitRules) {
+  // Mixtral down at M = 128 (256 pairs on 8 experts: four n-tiles; 32 CTAs per expert, 256
+  // unsplit): the dense rule is multi-wave (split 8, 2048 CTAs), wna16_gemv's runs it unsplit
+  // (the CTA's shared x).
+  SmallMGemmConfig c = choose_small_m_config(256, 8, 256, 14336, 132, 256, kDenseSplitRule);
+  EXPECT_EQ(c.n_tiles, 4);
+  EXPECT_EQ(c.split_k, 8);
+  c = choose_small_m_config(256, 8, 256, 14336, 132, 256, kWna16Int8SplitRule);
+  EXPECT_EQ(c.n_tiles, 4);
+  EXPECT_EQ(c.split_k, 1);
+  EXPECT_EQ(c.ctas, 256);
+  // Exactly one CTA per SM unsplit: unsplit. One fewer: the dense rule's choice.
+  EXPECT_EQ(choose_small_m_config(8 * 66, 2, 64, 4096, 132, 256, kWna16Int8SplitRule).split_k, 1);
+  for (int64_t tiles : {8 * 65, 64}) {
+    const SmallMGemmConfig wna16 = choose_small_m_config(tiles, 2, 64, 4096, 132, 256, kWna16Int8SplitRule);
+    const SmallMGemmConfig dense = choose_small_m_config(tiles, 2, 64, 4096, 132, 256, kDenseSplitRule);
+    EXPECT_EQ(wna16.n_tiles, 4);
+    EXPECT_EQ(wna16.split_k, dense.split_k) << tiles;
+    EXPECT_EQ(wna16.ctas, dense.ctas) << tiles;
+  }
+  // One n-tile: int8 takes the dense rule (Mixtral gate-up at M = 1); int4 is one-wave while
+  // the unsplit grid has at most two CTAs per SM: Scout gate-up at M = 16 (16 experts x 16
+  // CTAs = 256) runs unsplit (the dense rule: multi-wave, split 8), Mixtral gate-up at M = 1
+  // (448 CTAs) stays multi-wave.
+  EXPECT_EQ(choose_small_m_config(1792, 2, 2, 4096, 132, 256, kWna16Int8SplitRule).split_k,
+            choose_small_m_config(1792, 2, 2, 4096, 132, 256, kDenseSplitRule).split_k);
+  EXPECT_EQ(choose_small_m_config(1792, 2, 2, 4096, 132, 256, kWna16Int4SplitRule).split_k,
+            choose_small_m_config(1792, 2, 2, 4096, 132, 256, kDenseSplitRule).split_k);
+  EXPECT_EQ(choose_small_m_config(128, 16, 16, 5120, 132, 256, kDenseSplitRule).split_k, 8);
+  c = choose_small_m_config(128, 16, 16, 5120, 132, 256, kWna16Int4SplitRule);
+  EXPECT_EQ(c.n_tiles, 1);
+  EXPECT_EQ(c.split_k, 1);
+  EXPECT_EQ(c.ctas, 256);
+}
+
 TEST(Planner, Fp8BlockVariantByGrid) {
   struct Case {
     const char* what;

@@ -829,6 +829,17 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
   }
   GpuCase scout = bench_case("llama4_scout_tp8", 9);  // weight applied on input
   run_quant_case(scout, awq);
+  // Four n-tiles (> 12 tokens per expert) over K = 2880 and 704 (partial 128-k blocks) in
+  // several passes of 32 tokens: on small_m the CTA's shared x rows, zero-filled past K and
+  // past the expert's tokens; groups of 64 (a scale per 32-k step) and one per row, int4 and
+  // int8, bf16 and fp16.
+  for (DType act : {DType::kBF16, DType::kFP16}) {
+    GpuCase sx = custom(150, 8, 2880, 704, 2, "skewed");
+    sx.act = act;
+    run_quant_case(sx, awq);
+    run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 4, -1, true));
+    run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 8, 64, false));
+  }
 }
 
 TEST_P(QuantLayer, RoundTripFromBf16) {
