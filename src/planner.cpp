@@ -176,7 +176,7 @@ int64_t fp8_grouped_tile_cols(int64_t pairs, int64_t num_experts, int64_t tile_r
 }
 
 PathRule path_rule(const QuantParams& q) {
-  if (is_integer_format(q.format)) return kIntegerPathRule;
+  if (is_integer_format(q.format)) return q.bits == 4 ? kInt4PathRule : kInt8PathRule;
   if (q.format == WeightFormat::kFP8Block) return kFp8BlockPathRule;
   if (is_fp8_format(q.format)) return kFp8PathRule;
   return kDensePathRule;

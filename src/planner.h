@@ -59,9 +59,15 @@ bool kernel_family_available(KernelFamily family);
 /// vs 398), ties at r = 4 on Qwen3 (206 vs 210), loses from 256 pairs on DeepSeek-V3 TP8
 /// (M = 32, r = 1: 255 vs 226; M = 64: 405 vs 295: 56 block scales per row); always fp8_gemv
 /// for other block shapes (fp8_grouped_supports).
-/// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = 48 (32 at inter <= 256, 96 at
-/// inter >= 8192), then dequantization into bf16/fp16 chunks + the grouped GEMM; always the
-/// latter for layouts wna16_gemv cannot read (wna16_gemv_supports). v27's forced paths (int4,
+/// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = 96 for int4 (64 at inter <= 256,
+/// 192 at inter >= 8192) and r = 48 for int8 (32, 96), then dequantization into bf16/fp16
+/// chunks + the grouped GEMM; always the latter for layouts wna16_gemv cannot read
+/// (wna16_gemv_supports). v48 (call 6, the GEMV's four n-tiles reading x once per CTA, forced
+/// small_m against the grouped path, w4a16 two rounds, w8a16 one): int4 at r = 64 0.66-0.73
+/// (Qwen2 M = 512 617.2 -> 448.0 us, Qwen3 M = 1024 794.2 -> 523.0, Scout M = 1024 353.6 ->
+/// 240.6), DeepSeek-V3 TP8 r = 32 0.671 and r = 64 0.999, Mixtral r = 128 0.939; at r = 128
+/// 1.04-1.10 (Mixtral r = 256 1.317); int8 slower on the GEMV at every grouped point (1.10-1.76
+/// at the first ones). v27's forced paths (int4,
 /// w4a16_gptq, same run; bench/results/h200/v27/crossover_w4a16.txt), GEMV / best grouped us:
 /// r = 32: Mixtral 1202 / 1867, Qwen2 395 / 580, Qwen3 468 / 771, Scout 279 / 338, but
 /// DeepSeek-V3 TP8 (I 256) 1702 / 1585; r = 64: Mixtral (I 14336) 1812 / 2170, Qwen3 773 /
@@ -88,7 +94,8 @@ inline constexpr int64_t kSwapMaxRows = 48;
 inline constexpr PathRule kDensePathRule{4, 2, 4, 0};
 inline constexpr PathRule kFp8PathRule{4, 4, 4, 0};
 inline constexpr PathRule kFp8BlockPathRule{4, 2, 2, 256};
-inline constexpr PathRule kIntegerPathRule{48, 32, 96, 0};
+inline constexpr PathRule kInt4PathRule{96, 64, 192, 0};
+inline constexpr PathRule kInt8PathRule{48, 32, 96, 0};
 /// The rule choose_path applies to these weights (the table above).
 PathRule path_rule(const QuantParams& quant);
 KernelPath choose_path(const QuantParams& quant, int64_t pairs, int64_t num_experts, int64_t inter,

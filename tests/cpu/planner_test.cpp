@@ -432,23 +432,37 @@ TEST(Planner, Fp8GroupedTileColsPerGemm) {
 
 TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   QuantParams q = integer_quant(WeightFormat::kGPTQ, 4, 128, false);
-  EXPECT_EQ(path_rule(q).rows, kIntegerPathRule.rows);
-  // The crossover by inter: Mixtral's 14336 (large), Qwen3's 768, DeepSeek-V3 TP8's 256 (small).
-  const std::pair<int64_t, int64_t> by_inter[] = {{14336, kIntegerPathRule.rows_large_inter},
-                                                  {768, kIntegerPathRule.rows},
-                                                  {kSmallInter, kIntegerPathRule.rows_small_inter}};
-  for (const auto& [inter, r] : by_inter) {
-    SCOPED_TRACE(inter);
-    EXPECT_EQ(choose_path(q, 8 * (r - 1), 8, inter, KernelPath::kAuto), KernelPath::kSmallM);
-    EXPECT_EQ(choose_path(q, 8 * r, 8, inter, KernelPath::kAuto),
-              r < kSwapMaxRows ? KernelPath::kGroupedSwapped : KernelPath::kGroupedGemm);
+  for (int32_t bits : {4, 8}) {
+    SCOPED_TRACE(bits);
+    q.bits = bits;
+    const PathRule rule = bits == 4 ? kInt4PathRule : kInt8PathRule;
+    EXPECT_EQ(path_rule(q).rows, rule.rows);
+    // The crossover by inter: Mixtral's 14336 (large), Qwen3's 768, DeepSeek-V3 TP8's 256 (small).
+    const std::pair<int64_t, int64_t> by_inter[] = {
+        {14336, rule.rows_large_inter}, {768, rule.rows}, {kSmallInter, rule.rows_small_inter}};
+    for (const auto& [inter, r] : by_inter) {
+      SCOPED_TRACE(inter);
+      EXPECT_EQ(choose_path(q, 8 * (r - 1), 8, inter, KernelPath::kAuto), KernelPath::kSmallM);
+      EXPECT_EQ(choose_path(q, 8 * r, 8, inter, KernelPath::kAuto),
+                r < kSwapMaxRows ? KernelPath::kGroupedSwapped : KernelPath::kGroupedGemm);
+    }
   }
-  // The measured points (PERF.md v27): Mixtral M = 256 (64 rows) on the GEMV, M = 512 grouped;
-  // DeepSeek-V3 TP8 M = 1024 (32 rows per expert of 256) grouped, M = 512 on the GEMV.
+  // The measured points. int8 (PERF.md v27): Mixtral M = 256 (64 rows) on the GEMV, M = 512
+  // grouped; DeepSeek-V3 TP8 M = 1024 (32 rows per expert of 256) grouped, M = 512 on the GEMV.
   EXPECT_EQ(choose_path(q, 512, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
   EXPECT_EQ(choose_path(q, 1024, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
   EXPECT_EQ(choose_path(q, 8192, 256, 256, KernelPath::kAuto), KernelPath::kGroupedSwapped);
   EXPECT_EQ(choose_path(q, 4096, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
+  // int4 (v48): the GEMV through Mixtral M = 512 (128 rows), Qwen2 M = 512 (64), DeepSeek-V3
+  // TP8 M = 1024 (32 of 256); grouped from Mixtral M = 1024, Qwen2 M = 1024 (128 rows per
+  // expert of 64), DeepSeek-V3 TP8 M = 2048.
+  q.bits = 4;
+  EXPECT_EQ(choose_path(q, 1024, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 2048, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 4096, 64, 640, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 8192, 64, 640, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 8192, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 16384, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
   // Layouts wna16_gemv cannot read go to the dequant path at any batch.
   for (int32_t gs : {32, 64, 128, 256, -1}) {
     q.group_size = gs;
@@ -623,14 +637,14 @@ TEST(Planner, PlannedPathThroughTheApi) {
   args.path = KernelPath::kSmallM;  // forced
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kSmallM);
-  w.quant.format = WeightFormat::kAWQ;  // integer weights: wna16_gemv below 96 rows per expert at I = 14336
+  w.quant.format = WeightFormat::kAWQ;  // int4: wna16_gemv below 192 rows per expert at I = 14336
   w.quant.bits = 4;
   w.quant.group_size = 128;
   w.quant.has_zeros = true;
   args.path = KernelPath::kAuto;
   ASSERT_TRUE(planned_path(args, &p).ok()) << planned_path(args, &p).message();
   EXPECT_EQ(p, KernelPath::kSmallM);
-  args.inputs.shape.m = 512;
+  args.inputs.shape.m = 1024;  // 256 rows per expert
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kGroupedGemm);
   w.quant = QuantParams();
