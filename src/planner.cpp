@@ -258,7 +258,7 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
                                        int32_t sm_count, int64_t split_k_unit, SmallMSplitRule rule) {
   constexpr int kWarps = 8;
   SmallMGemmConfig c;
-  c.n_tiles = max_active > 0 && pairs > 12 * max_active ? 4 : 1;
+  c.n_tiles = max_active > 0 && pairs > rule.four_tiles_above_rows * max_active ? 4 : 1;
   const int64_t sms = sm_count;
   const int64_t resident = c.n_tiles == 1 ? rule.resident_one_tile : rule.resident_four_tiles;
   const int64_t wave = resident * sms;

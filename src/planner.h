@@ -387,6 +387,9 @@ struct SmallMSplitRule {
   /// Four n-tiles: split 1 wherever the unsplit grid has at least this many CTAs per SM
   /// (0: never; the rules above decide).
   int32_t unsplit_four_tiles_min_ctas_per_sm = 0;
+  /// Four n-tiles (32 tokens per pass) where the active experts average more than this many
+  /// pairs, else one (8 tokens per pass).
+  int32_t four_tiles_above_rows = 12;
 };
 /// The multi-wave target (v3: at 1-2 CTAs per SM the last partial wave of large CTAs cost
 /// Mixtral M = 1 a third of its bandwidth).
@@ -419,8 +422,12 @@ inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
 ///   0.945 / 0.970; Mixtral M = 32 1.018 and M = 8 1.009 the losses.
 /// - one n-tile, int8: the dense rule's bound (one per SM). Two per SM was mixed there: Qwen2
 ///   M = 2 1.120, DeepSeek-V3 M = 8 1.055, Mixtral M = 8 1.030; Scout M = 64 0.915.
-inline constexpr SmallMSplitRule kWna16Int4SplitRule{2, 0, 2, 1};
-inline constexpr SmallMSplitRule kWna16Int8SplitRule{2, 0, 1, 1};
+/// - four n-tiles above 6 pairs per active expert (the dense GEMV's 12; call 8, at 8 pairs per
+///   expert): w4a16 DeepSeek-V3 M = 256 584.1 -> 453.6 us, Scout M = 128 0.810, Qwen2 M = 64
+///   0.971, Mixtral M = 32 1.010 and Qwen3 M = 128 1.012 the losses; w8a16 0.66-0.82 at all
+///   five. At 4 pairs per expert (above 3) four tiles lost up to 1.54x (Mixtral M = 16).
+inline constexpr SmallMSplitRule kWna16Int4SplitRule{2, 0, 2, 1, 6};
+inline constexpr SmallMSplitRule kWna16Int8SplitRule{2, 0, 1, 1, 6};
 /// fp8_gemv with per-tensor / per-row weight scales, no register bound: one n-tile 94-102
 /// registers (2 CTAs) split, 64-78 (3-4) unsplit; four n-tiles 108-138 (1-2). One wave of 2
 /// at both (v16: Mixtral M = 64, four n-tiles, 659 vs 693 us multi-wave).
@@ -442,8 +449,9 @@ inline constexpr int64_t kFp8BlockWideMaxCtasPerSm = 2;
 
 /// The small-M kernel's CTA has 8 warps; a warp owns one 16-row tile (8 gate/up column pairs,
 /// or 16 down rows). Split-K trades row tiles for K slices by `rule`, as long as each warp's
-/// slice keeps split_k_unit k (K >= split_k_unit * split_k). Experts averaging more than 12
-/// tokens take 32 tokens per pass over their weights (4 n-tiles) instead of 8.
+/// slice keeps split_k_unit k (K >= split_k_unit * split_k). Experts averaging more than
+/// `rule.four_tiles_above_rows` tokens (12; wna16_gemv 6) take 32 tokens per pass over their
+/// weights (4 n-tiles) instead of 8.
 ///   tiles        16-row tiles of one expert (gate-up: ceil(I / 8), down: ceil(H / 16))
 ///   max_active   host-known bound on experts with tokens: min(E, m * topk)
 ///   pairs        m * topk

@@ -788,6 +788,13 @@ TEST(Planner, Wna16SplitRules) {
   EXPECT_EQ(c.n_tiles, 1);
   EXPECT_EQ(c.split_k, 1);
   EXPECT_EQ(c.ctas, 256);
+  // Four n-tiles above 6 pairs per active expert (the dense GEMV: 12): Qwen2 at M = 64 (512
+  // pairs on 64 experts) and M = 48 (384, 6 per expert).
+  for (const SmallMSplitRule& rule : {kWna16Int4SplitRule, kWna16Int8SplitRule}) {
+    EXPECT_EQ(choose_small_m_config(80, 64, 512, 3584, 132, 256, rule).n_tiles, 4);
+    EXPECT_EQ(choose_small_m_config(80, 64, 384, 3584, 132, 256, rule).n_tiles, 1);
+  }
+  EXPECT_EQ(choose_small_m_config(80, 64, 512, 3584, 132, 256, kDenseSplitRule).n_tiles, 1);
 }
 
 TEST(Planner, Fp8BlockVariantByGrid) {
