@@ -482,11 +482,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     const SmallMGemmConfig cfg =
         quant.format == WeightFormat::kFP8Block
             ? choose_fp8_block_config(tiles, max_active, pairs, k, sms, unit)
-            : choose_small_m_config(tiles, max_active, pairs, k, sms, unit,
-                                    fp8       ? kFp8SplitRule
-                                    : !integer ? kDenseSplitRule
-                                    : v.bits == 4 ? kWna16Int4SplitRule
-                                                  : kWna16Int8SplitRule);
+            : choose_small_m_config(tiles, max_active, pairs, k, sms, unit, gemv_split_rule(quant));
     const int32_t forced_split = gate_up ? args.split_k_gate_up : args.split_k_down;
     g.split_k = forced_split > 0 ? forced_split : cfg.split_k;
     g.n_tiles = cfg.n_tiles;

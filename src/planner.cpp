@@ -248,6 +248,12 @@ int32_t dequant_chunk_experts(const ProblemShape& s, DType act_dtype) {
   return static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(s.num_experts, fit)));
 }
 
+SmallMSplitRule gemv_split_rule(const QuantParams& q) {
+  if (is_integer_format(q.format)) return q.bits == 4 ? kWna16Int4SplitRule : kWna16Int8SplitRule;
+  if (is_fp8_format(q.format)) return kFp8SplitRule;
+  return kDenseSplitRule;
+}
+
 bool dense_down_ring(int64_t k, int32_t split_k) {
   if (split_k <= 0) return false;
   const int64_t steps = (k + 31) / 32;

@@ -447,6 +447,11 @@ inline constexpr SmallMSplitRule kFp8BlockWideSplitRule{2, 0, kFp8OneWaveMaxUnsp
 /// 84 -> 101).
 inline constexpr int64_t kFp8BlockWideMaxCtasPerSm = 2;
 
+/// The split rule of the format's GEMV for choose_small_m_config: the dense one, wna16_gemv's
+/// for int4 or int8, fp8_gemv's for per-tensor / per-channel scales (128 x 128 blocks take
+/// choose_fp8_block_config).
+SmallMSplitRule gemv_split_rule(const QuantParams& quant);
+
 /// The small-M kernel's CTA has 8 warps; a warp owns one 16-row tile (8 gate/up column pairs,
 /// or 16 down rows). Split-K trades row tiles for K slices by `rule`, as long as each warp's
 /// slice keeps split_k_unit k (K >= split_k_unit * split_k). Experts averaging more than

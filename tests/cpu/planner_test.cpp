@@ -795,6 +795,15 @@ TEST(Planner, Wna16SplitRules) {
     EXPECT_EQ(choose_small_m_config(80, 64, 384, 3584, 132, 256, rule).n_tiles, 1);
   }
   EXPECT_EQ(choose_small_m_config(80, 64, 512, 3584, 132, 256, kDenseSplitRule).n_tiles, 1);
+  // Each format's rule (the layer's choice).
+  EXPECT_EQ(gemv_split_rule(integer_quant(WeightFormat::kAWQ, 4, 128, true)).max_unsplit_ctas_per_sm,
+            kWna16Int4SplitRule.max_unsplit_ctas_per_sm);
+  EXPECT_EQ(gemv_split_rule(integer_quant(WeightFormat::kGPTQ, 8, 128, false)).max_unsplit_ctas_per_sm,
+            kWna16Int8SplitRule.max_unsplit_ctas_per_sm);
+  EXPECT_EQ(gemv_split_rule(integer_quant(WeightFormat::kGPTQ, 8, 128, false)).four_tiles_above_rows, 6);
+  EXPECT_EQ(gemv_split_rule(QuantParams()).four_tiles_above_rows, kDenseSplitRule.four_tiles_above_rows);
+  EXPECT_EQ(gemv_split_rule(fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken)).resident_four_tiles,
+            kFp8SplitRule.resident_four_tiles);
 }
 
 TEST(Planner, Fp8BlockVariantByGrid) {

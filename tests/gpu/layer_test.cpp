@@ -829,7 +829,7 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
   }
   GpuCase scout = bench_case("llama4_scout_tp8", 9);  // weight applied on input
   run_quant_case(scout, awq);
-  // Four n-tiles (> 12 tokens per expert) over K = 2880 and 704 (partial 128-k blocks) in
+  // Four n-tiles (> 6 tokens per expert) over K = 2880 and 704 (partial 128-k blocks) in
   // several passes of 32 tokens: on small_m the CTA's shared x rows, zero-filled past K and
   // past the expert's tokens; groups of 64 (a scale per 32-k step) and one per row, int4 and
   // int8, bf16 and fp16.
