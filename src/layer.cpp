@@ -485,7 +485,8 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
             : choose_small_m_config(tiles, max_active, pairs, k, sms, unit, gemv_split_rule(quant));
     const int32_t forced_split = gate_up ? args.split_k_gate_up : args.split_k_down;
     g.split_k = forced_split > 0 ? forced_split : cfg.split_k;
-    g.n_tiles = cfg.n_tiles;
+    // Eight n-tiles exist unsplit only: a forced split takes four.
+    g.n_tiles = cfg.n_tiles == 8 && g.split_k != 1 ? 4 : cfg.n_tiles;
     cudaError_t e = cudaSuccess;
     if (fp8) {
       kernels::Fp8ActView xv;

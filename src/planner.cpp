@@ -273,6 +273,7 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
       unsplit >= rule.unsplit_four_tiles_min_ctas_per_sm * sms) {
     c.split_k = 1;
     c.ctas = unsplit;
+    if (rule.eight_tiles_above_rows > 0 && pairs > rule.eight_tiles_above_rows * max_active) c.n_tiles = 8;
     return c;
   }
   const bool one_wave = resident > 0 && unsplit <= rule.max_unsplit_ctas_per_sm * sms;

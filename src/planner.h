@@ -368,7 +368,7 @@ int32_t dequant_chunk_experts(const ProblemShape& shape, DType act_dtype);
 /// Launch configuration of the small-M path for one GEMM (see choose_small_m_config).
 struct SmallMGemmConfig {
   int32_t split_k = 1;   ///< warps of a CTA sharing one 16-row tile's K range: 1, 2, 4, 8
-  int32_t n_tiles = 1;   ///< 8-token MMA tiles per pass over an expert's weights: 1 or 4
+  int32_t n_tiles = 1;   ///< 8-token MMA tiles per pass over an expert's weights: 1, 4 or 8
   int64_t ctas = 0;      ///< CTAs launched (an upper bound: slots past the live experts exit)
   int32_t ctas_per_sm = 0;  ///< fp8_gemv block scales: 3 for the register-bound variant, else 0
 };
@@ -390,6 +390,9 @@ struct SmallMSplitRule {
   /// Four n-tiles (32 tokens per pass) where the active experts average more than this many
   /// pairs, else one (8 tokens per pass).
   int32_t four_tiles_above_rows = 12;
+  /// Eight n-tiles (64 tokens per pass; only unsplit, by unsplit_four_tiles_min_ctas_per_sm)
+  /// where the active experts average more than this many pairs (0: never).
+  int32_t eight_tiles_above_rows = 0;
 };
 /// The multi-wave target (v3: at 1-2 CTAs per SM the last partial wave of large CTAs cost
 /// Mixtral M = 1 a third of its bandwidth).
@@ -426,8 +429,17 @@ inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
 ///   expert): w4a16 DeepSeek-V3 M = 256 584.1 -> 453.6 us, Scout M = 128 0.810, Qwen2 M = 64
 ///   0.971, Mixtral M = 32 1.010 and Qwen3 M = 128 1.012 the losses; w8a16 0.66-0.82 at all
 ///   five. At 4 pairs per expert (above 3) four tiles lost up to 1.54x (Mixtral M = 16).
+/// - eight n-tiles (64 tokens per pass; kernels::wna16_gemv dequantizes the weights with their
+///   scales there) above 24 pairs per active expert, int8 only (v49, `bench/results/h200/v49/`):
+///   w8a16 at 32-64 pairs per expert 0.71-0.85 (Mixtral M = 128 1473.7 -> 1081.1 us, Scout M =
+///   512 0.714, Qwen2 M = 256 0.781, Qwen3 M = 512 0.838), at 8-16 pairs 1.04-1.14 slower (call
+///   1, above 6). int4 lost or barely gained at 32-64 (Mixtral M = 128 0.928, M = 256 1.047,
+///   DeepSeek-V3 M = 1024 1.050). By count (not profiled): a warp step at eight tiles reads
+///   4 KiB of x fragments from shared memory (32 cycles of an SM's 128 B per cycle) against
+///   about 16 cycles of issue, so int4 trades its DRAM bytes for shared-memory time; int8's
+///   step carries twice the weight bytes.
 inline constexpr SmallMSplitRule kWna16Int4SplitRule{2, 0, 2, 1, 6};
-inline constexpr SmallMSplitRule kWna16Int8SplitRule{2, 0, 1, 1, 6};
+inline constexpr SmallMSplitRule kWna16Int8SplitRule{2, 0, 1, 1, 6, 24};
 /// fp8_gemv with per-tensor / per-row weight scales, no register bound: one n-tile 94-102
 /// registers (2 CTAs) split, 64-78 (3-4) unsplit; four n-tiles 108-138 (1-2). One wave of 2
 /// at both (v16: Mixtral M = 64, four n-tiles, 659 vs 693 us multi-wave).

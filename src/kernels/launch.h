@@ -90,7 +90,7 @@ struct GroupedGemvParams {
   const int32_t* sorted_pairs = nullptr;
   const int32_t* active_experts = nullptr;
   int32_t split_k = 1;      // warps of a CTA that share a row tile's K range: 1, 2, 4 or 8
-  int32_t n_tiles = 1;      // 8-token MMA tiles per pass over the weights: 1 or 4
+  int32_t n_tiles = 1;      // 8-token MMA tiles per pass over the weights: 1 or 4 (wna16_gemv also 8, unsplit)
 };
 // Every small_m_splitk, fp8_gemv and wna16_gemv kernel takes this struct by value, and a
 // changed layout changes their generated code (v18: per-channel fp8_gemv up to 5% slower; v21:
@@ -167,7 +167,8 @@ FUSEDMOE_HOST_DEVICE constexpr int wna16_stage_blocks(int bits, bool block_group
 
 /// wna16_gemv: small_m_splitk's weight streaming over prepared int4/int8 weights, dequantized
 /// in registers to exact integers (q - zero) for the MMAs; each 32-k step's partial sums are
-/// scaled by their group's scale in fp32. Same fields as GroupedGemvParams apart from `w`.
+/// scaled by their group's scale in fp32 (eight n-tiles, int8 only: the weights scaled once in
+/// the activation type). Same fields as GroupedGemvParams apart from `w`.
 cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream);
 
 /// FP8 e4m3 weights of one projection as the checkpoint holds them (docs/FORMATS.md):

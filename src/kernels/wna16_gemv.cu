@@ -24,7 +24,8 @@
 // int4 in bf16 with one token tile (decode) skips the subtraction: see kFold at the kernel.
 // The MMAs accumulate a group's partial sums in fp32; at the end of each group (or of the
 // warp's K slice) they are multiplied by that group's scale and added to the result, so the
-// weights are never rounded (the reference's (q - zero) * scale in full precision).
+// weights are never rounded (the reference's (q - zero) * scale in full precision); eight
+// n-tiles round them once instead (kScaled at the kernel).
 // Requires group_size in {32, 64} or a multiple of 128, or one group per row, and groups
 // contiguous in k (no act-order): the planner sends other layouts to the dequant path.
 #include <cuda_bf16.h>
@@ -73,6 +74,38 @@ __device__ __forceinline__ uint32_t sub2(uint32_t a, uint32_t b) {
   memcpy(&x, &a, 4);
   memcpy(&y, &b, 4);
   const T2 r = __hsub2(x, y);
+  uint32_t out;
+  memcpy(&out, &r, 4);
+  return out;
+}
+
+// v in both halves of a packed pair of T, as hi + lo: hi = v rounded to T, lo = the rest
+// rounded (v to about 16 bits).
+template <typename T>
+__device__ __forceinline__ void pack2_split(float v, uint32_t* hi, uint32_t* lo) {
+  if constexpr (std::is_same<T, __half>::value) {
+    const __half h = __float2half_rn(v);
+    const __half2 h2 = __half2half2(h), l2 = __float2half2_rn(v - __half2float(h));
+    memcpy(hi, &h2, 4);
+    memcpy(lo, &l2, 4);
+  } else {
+    const __nv_bfloat16 h = __float2bfloat16_rn(v);
+    const __nv_bfloat162 h2 = __bfloat162bfloat162(h), l2 = __float2bfloat162_rn(v - __bfloat162float(h));
+    memcpy(hi, &h2, 4);
+    memcpy(lo, &l2, 4);
+  }
+}
+
+// a * (hi + lo) on two packed 16-bit values of type T, rounded once where a is an integer
+// (q - zero): a * lo is far below a * hi's last bit, and the fma rounds the sum.
+template <typename T>
+__device__ __forceinline__ uint32_t mul2_split(uint32_t a, uint32_t hi, uint32_t lo) {
+  using T2 = std::conditional_t<std::is_same<T, __half>::value, __half2, __nv_bfloat162>;
+  T2 x, h, l;
+  memcpy(&x, &a, 4);
+  memcpy(&h, &hi, 4);
+  memcpy(&l, &lo, 4);
+  const T2 r = __hfma2(x, h, __hmul2(x, l));
   uint32_t out;
   memcpy(&out, &r, 4);
   return out;
@@ -139,11 +172,9 @@ __device__ __forceinline__ void dequant_step(const uint32_t (&words)[kBits / 4],
 }
 
 constexpr int kStages = 4;  // cp.async ring depth per warp
-// With the CTA's shared x (kSharedX below): 3, so that two CTAs still fit an SM.
-constexpr int kSharedXStages = 3;
-// The tokens of one pass with four n-tiles, and the bytes of one 128-k block of their x rows.
-constexpr int kSharedXTokens = 32;
-constexpr uint32_t kSharedXBlockBytes = kSharedXTokens * 128 * 2;
+// With the CTA's shared x (kSharedX below) the ring is as deep as two CTAs per SM allow (at
+// most kStages): shared memory per CTA at most kSharedXMaxCtaBytes.
+constexpr size_t kSharedXMaxCtaBytes = 113 * 1024;
 
 // One group's scales and zero points of a warp's 16 rows, as copied: runs of 8 rows (lo:
 // the lanes' first rows, hi: their second rows), scales in their checkpoint type (2 or 4
@@ -158,18 +189,34 @@ static_assert(sizeof(GroupParams) == 96 && offsetof(GroupParams, scale_hi) == 32
               "GroupParams: lane part p copies bytes [16 p, 16 p + 16)");
 
 
-template <typename T, int kBits, int kGpb, bool kSharedX>
+// The shared-memory rings of one CTA. kNTiles: 8-token tiles per pass; with kSharedX the
+// pass's 8 * kNTiles x rows have a ring of the CTA's (eight n-tiles: one block per stage, so
+// that the deeper ring fits).
+template <typename T, int kBits, int kGpb, bool kSharedX, int kNTiles>
 struct StageLayout {
-  static constexpr int kRing = kSharedX ? kSharedXStages : kStages;  // ring slots (stages)
   static constexpr int kVecs = kBits / 4;  // 16-byte chunks per lane, row and block
-  static constexpr int kUnroll = wna16_stage_blocks(kBits, kGpb == 1);
-  static constexpr int kCodeChunks = kUnroll * 2 * kVecs;                   // per lane and stage
+  static constexpr int kUnroll = kNTiles == 8 ? 1 : wna16_stage_blocks(kBits, kGpb == 1);
+  static constexpr int kCodeChunks = kUnroll * 2 * kVecs;  // per lane and stage
+  static constexpr int kXTokens = kSharedX ? 8 * kNTiles : 0;
+  static constexpr uint32_t kXBlockBytes = kXTokens * 128 * 2;  // one 128-k block of the x rows
+  static constexpr size_t ring_bytes(int ring) {
+    return gemv::kWarps * (size_t{1} * ring * kCodeChunks * 32 * 16 + size_t{1} * ring * kUnroll * kGpb * sizeof(GroupParams)) +
+           size_t{1} * ring * kUnroll * kXBlockBytes;
+  }
+  static constexpr int shared_x_ring() {
+    int ring = kStages;
+    while (ring > 2 && ring_bytes(ring) > kSharedXMaxCtaBytes) --ring;
+    return ring;
+  }
+  // Ring slots (stages); four n-tiles keep the three v48 measured.
+  static constexpr int kRing = !kSharedX ? kStages : kNTiles == 4 ? 3 : shared_x_ring();
   static constexpr size_t kCodeBytes = size_t{kRing} * kCodeChunks * 32 * 16;  // per warp
   static constexpr size_t kParamBytes = size_t{kRing} * kUnroll * kGpb * sizeof(GroupParams);
   static constexpr size_t kWarpBytes = kCodeBytes + kParamBytes;
   // The CTA's x ring after the warps' rings: [slot][block][token][128 k] (kSharedX).
-  static constexpr size_t kXBytes = kSharedX ? size_t{kRing} * kUnroll * kSharedXBlockBytes : 0;
+  static constexpr size_t kXBytes = size_t{kRing} * kUnroll * kXBlockBytes;
   static constexpr size_t kCtaBytes = kWarpBytes * gemv::kWarps + kXBytes;
+  static_assert(!kSharedX || kCtaBytes <= kSharedXMaxCtaBytes, "shared x: two CTAs per SM");
 };
 
 __device__ __forceinline__ float scale_at(const GroupParams& gp, bool hi, int row, ScaleType type) {
@@ -210,13 +257,25 @@ __device__ __forceinline__ int zero_at(const GroupParams& gp, bool hi, int row) 
 // slots are then the CTA's: a __syncthreads where each warp's ring had a __syncwarp. Within
 // a block, token row r's 16-byte chunk c sits at chunk c ^ 4 (r & 1), so that the two rows a
 // quarter-warp reads fall in different banks.
+//
+// Eight n-tiles (64 tokens per pass, int8 only: the planner's kWna16Int8SplitRule): shared x
+// as above, one 128-k block per stage (x's 16 KiB per block leave room for a deeper ring
+// only so), and the weights dequantized with their scales (kScaled): (q - zero) * scale in T,
+// with the scale split into hi + lo parts of T so that each weight is rounded once, as the
+// grouped path's dequantization rounds it, and the MMAs accumulate into the result directly.
+// The exact form's per-group partial sums would double the accumulators to 64 registers.
+// Tiles 4-7 are skipped (warp-uniform) when the pass has at most 32 tokens.
 template <typename T, int kBits, int kGroupsPerBlock, int kSplitK, int kNTiles, bool kGateUp, bool kSharedX>
 __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(GroupedGemvParams p, QuantWeightsView qw) {
-  static_assert(!kSharedX || (kSplitK == 1 && kNTiles * 8 == kSharedXTokens), "shared x: four n-tiles, no split");
+  static_assert(!kSharedX || (kSplitK == 1 && (kNTiles == 4 || kNTiles == 8)), "shared x: four or eight n-tiles, no split");
+  static_assert(kNTiles != 8 || kSharedX, "eight n-tiles: shared x");
+  // Eight n-tiles: the weights dequantized with their scales (kScaled, below).
+  constexpr bool kScaled = kNTiles == 8;
   constexpr int kTokensPerPass = 8 * kNTiles;
   constexpr int kGpb = kGroupsPerBlock;
   constexpr bool kFold = kBits == 4 && kNTiles == 1 && std::is_same<T, __nv_bfloat16>::value;
-  using L = StageLayout<T, kBits, kGpb, kSharedX>;
+  static_assert(!(kFold && kScaled), "the folded zero points need the exact integers");
+  using L = StageLayout<T, kBits, kGpb, kSharedX, kNTiles>;
   constexpr int kRing = L::kRing;
   constexpr int kVecs = L::kVecs;
   constexpr int kUnroll = L::kUnroll;
@@ -281,12 +340,15 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   // commit group per stage, empty past the slice. Stages are issued in order from 0 each
   // pass: (ig, ir) = group and block within it of the next block to copy (kGpb == 1).
   int ig = first_group, ir = first_rem;
-  // kSharedX: this thread copies 32 bytes (chunks 2 xc, 2 xc + 1) of token row xt of each
-  // block; x_src: those bytes of block 0 (per pass), x_ok: the token is the expert's.
+  // kSharedX: this thread copies kXChunks 16-byte chunks (2 at four n-tiles, 4 at eight; from
+  // chunk kXChunks * xc) of token row xt of each block; x_src: those bytes of block 0 (per
+  // pass), x_ok: the token is the expert's.
   const uint32_t x_ring_s =
       kSharedX ? opaque_u32(static_cast<uint32_t>(__cvta_generic_to_shared(s_ring + gemv::kWarps * L::kWarpBytes))) : 0u;
-  const int xt = threadIdx.x >> 3, xc = threadIdx.x & 7;
-  const uint32_t x_dst = x_ring_s + xt * 256 + 32 * (xc ^ (2 * (xt & 1)));
+  constexpr int kXChunks = kSharedX ? L::kXTokens / 16 : 1;
+  constexpr int kXThreadsPerRow = 16 / kXChunks;
+  const int xt = threadIdx.x / kXThreadsPerRow, xc = threadIdx.x % kXThreadsPerRow;
+  const uint32_t x_dst = x_ring_s + xt * 256 + 16 * kXChunks * (xc ^ ((4 / kXChunks) * (xt & 1)));
   // Where this lane reads: token row g's chunk q of step 0, and the swizzle of row g (64 bytes
   // = 4 chunks where g is odd).
   const uint32_t x_lane_s = x_ring_s + w.g * 256 + 16 * w.q;
@@ -299,10 +361,10 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     for (int i = 0; i < kUnroll; ++i) {
       const int j = b_begin + st * kUnroll + i;
       if (j < b_end) {
-        const int k0 = 128 * j + 16 * xc;  // the first k of this thread's 32 bytes
-        const uint32_t dst = x_dst + (slot * kUnroll + i) * kSharedXBlockBytes;
-        cp_async16_zfill(dst, x_src + 128 * j, x_ok && k0 < kk);
-        cp_async16_zfill(dst + 16, x_src + 128 * j + 8, x_ok && k0 + 8 < kk);
+        const int k0 = 128 * j + 8 * kXChunks * xc;  // the first k of this thread's chunks
+        const uint32_t dst = x_dst + (slot * kUnroll + i) * L::kXBlockBytes;
+#pragma unroll
+        for (int c = 0; c < kXChunks; ++c) cp_async16_zfill(dst + 16 * c, x_src + 128 * j + 8 * c, x_ok && k0 + 8 * c < kk);
       }
     }
   };
@@ -360,7 +422,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
       x_ok = tok < w.count;
       const int64_t pos = w.begin + (x_ok ? tok : 0);
       const int64_t xr = kGateUp ? p.sorted_pairs[pos] / p.topk : pos;
-      x_src = opaque(static_cast<const T*>(p.x) + xr * K + 16 * xc);
+      x_src = opaque(static_cast<const T*>(p.x) + xr * K + 8 * kXChunks * xc);
 #pragma unroll
       for (int st = 0; st < kRing - 1; ++st) issue_x(st);
       cp_async_commit();
@@ -382,6 +444,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[nt][i] = part_sum[nt][i] = xsum[nt][i] = 0.0f;
     int cr = first_rem;  // block within its group of the next block consumed (kGpb == 1)
+    const bool upper = kNTiles < 8 || c0 + 32 < w.count;  // tiles 4-7 hold tokens (uniform)
 
     for (int st = 0; st < stages; ++st) {
       // This thread's copies of stage st have landed; then so have the other lanes' (threads'),
@@ -414,6 +477,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
         const GroupParams* gps = params + (slot * kUnroll + i) * kGpb;
         uint32_t z_lo[kGpb], z_hi[kGpb];
         float s_lo[kGpb], s_hi[kGpb];
+        uint32_t s2_lo[kGpb][2], s2_hi[kGpb][2];  // kScaled: the scales as packed pairs of T, hi and lo
 #pragma unroll
         for (int u = 0; u < kGpb; ++u) {
           const int zl = has_zeros ? zero_at<kBits>(gps[u], false, w.g) : 1 << (kBits - 1);
@@ -428,6 +492,10 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
           // Past the slice the ring holds stale bytes: select 0, never multiply them.
           s_lo[u] = block_ok ? scale_at(gps[u], false, w.g, qw.scale_type) : 0.0f;
           s_hi[u] = block_ok ? scale_at(gps[u], true, w.g, qw.scale_type) : 0.0f;
+          if constexpr (kScaled) {
+            pack2_split<T>(s_lo[u], &s2_lo[u][0], &s2_lo[u][1]);
+            pack2_split<T>(s_hi[u], &s2_hi[u][0], &s2_hi[u][1]);
+          }
         }
         bool block_ends_group = false;
         if (kGpb == 1 && block_ok && ++cr == bpg) cr = 0, block_ends_group = true;
@@ -437,7 +505,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
           for (int nt = 0; nt < kNTiles; ++nt) xb[nt] = xv[nt] + 16 * j;
         }
         // kSharedX: this lane's fragment of token row g of the block (chunk 4 u + q, swizzled).
-        const uint32_t xs = x_lane_s + (slot * kUnroll + i) * kSharedXBlockBytes;
+        const uint32_t xs = x_lane_s + (slot * kUnroll + i) * L::kXBlockBytes;
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
           const int gu = kGpb == 1 ? 0 : u;  // compile-time index
@@ -457,12 +525,21 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
           uint32_t a_lo[4], a_hi[4];
           dequant_step<T, kBits, kFold>(words_lo, z_lo[gu], a_lo);
           dequant_step<T, kBits, kFold>(words_hi, z_hi[gu], a_hi);
+          if constexpr (kScaled) {
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+              a_lo[r] = mul2_split<T>(a_lo[r], s2_lo[gu][0], s2_lo[gu][1]);
+              a_hi[r] = mul2_split<T>(a_hi[r], s2_hi[gu][0], s2_hi[gu][1]);
+            }
+          }
 #pragma unroll
           for (int nt = 0; nt < kNTiles; ++nt) {
+            if (nt >= 4 && !upper) continue;  // eight n-tiles: the second half has no token
             const uint4 x = kSharedX ? gemv::ld_shared16_if(xs + nt * 8 * 256 + ((64 * u) ^ x_swz), ok)
                                      : load_act_if(xb[nt] + 4 * u, ok);
-            mma_16816<T>(part_sum[nt], a_lo[0], a_hi[0], a_lo[1], a_hi[1], x.x, x.y);
-            mma_16816<T>(part_sum[nt], a_lo[2], a_hi[2], a_lo[3], a_hi[3], x.z, x.w);
+            float (&sum)[4] = kScaled ? acc[nt] : part_sum[nt];
+            mma_16816<T>(sum, a_lo[0], a_hi[0], a_lo[1], a_hi[1], x.x, x.y);
+            mma_16816<T>(sum, a_lo[2], a_hi[2], a_lo[3], a_hi[3], x.z, x.w);
             if constexpr (kFold) {
               constexpr uint32_t one = IntMagic<T>::kOne;
               mma_16816<T>(xsum[nt], one, one, one, one, x.x, x.y);
@@ -472,7 +549,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
           // Step u ends its group, or the slice: scale the group's sums into the result.
           const bool last = u == 3 && j + 1 >= b_end;
           const bool group_end = kGpb == 4 ? (u & spg_shift) == spg_shift : u == 3 && block_ends_group;
-          if (group_end || last) {
+          if (!kScaled && (group_end || last)) {
 #pragma unroll
             for (int nt = 0; nt < kNTiles; ++nt) {
               if constexpr (kFold) {
@@ -509,18 +586,24 @@ cudaError_t launch_ring(size_t smem, const GroupedGemvParams& p, const QuantWeig
 
 template <typename T, int kBits, int kGpb, int kNTiles, bool kGateUp>
 cudaError_t launch_tiles(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
-  const size_t smem = StageLayout<T, kBits, kGpb, false>::kCtaBytes;
-  switch (p.split_k) {
-    case 1:
-      if constexpr (kNTiles * 8 == kSharedXTokens) {  // four n-tiles unsplit: the CTA's shared x
-        return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, kNTiles, kGateUp, true>>(
-            StageLayout<T, kBits, kGpb, true>::kCtaBytes, p, w, stream);
-      }
-      return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, kNTiles, kGateUp, false>>(smem, p, w, stream);
-    case 2: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 2, kNTiles, kGateUp, false>>(smem, p, w, stream);
-    case 4: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 4, kNTiles, kGateUp, false>>(smem, p, w, stream);
-    case 8: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 8, kNTiles, kGateUp, false>>(smem, p, w, stream);
-    default: return cudaErrorInvalidValue;
+  if constexpr (kNTiles == 8) {  // eight n-tiles: unsplit, shared x
+    if (p.split_k != 1) return cudaErrorInvalidValue;
+    return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, 8, kGateUp, true>>(
+        StageLayout<T, kBits, kGpb, true, 8>::kCtaBytes, p, w, stream);
+  } else {
+    const size_t smem = StageLayout<T, kBits, kGpb, false, kNTiles>::kCtaBytes;
+    switch (p.split_k) {
+      case 1:
+        if constexpr (kNTiles == 4) {  // four n-tiles unsplit: the CTA's shared x
+          return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, 4, kGateUp, true>>(
+              StageLayout<T, kBits, kGpb, true, 4>::kCtaBytes, p, w, stream);
+        }
+        return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, kNTiles, kGateUp, false>>(smem, p, w, stream);
+      case 2: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 2, kNTiles, kGateUp, false>>(smem, p, w, stream);
+      case 4: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 4, kNTiles, kGateUp, false>>(smem, p, w, stream);
+      case 8: return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 8, kNTiles, kGateUp, false>>(smem, p, w, stream);
+      default: return cudaErrorInvalidValue;
+    }
   }
 }
 
@@ -531,6 +614,11 @@ cudaError_t launch_groups(const GroupedGemvParams& p, const QuantWeightsView& w,
   }
   if (p.n_tiles == 4) {
     return p.gate_up ? launch_tiles<T, kBits, kGpb, 4, true>(p, w, stream) : launch_tiles<T, kBits, kGpb, 4, false>(p, w, stream);
+  }
+  if constexpr (kBits == 8) {  // eight n-tiles: int8 only (PERF.md v49)
+    if (p.n_tiles == 8) {
+      return p.gate_up ? launch_tiles<T, kBits, kGpb, 8, true>(p, w, stream) : launch_tiles<T, kBits, kGpb, 8, false>(p, w, stream);
+    }
   }
   return cudaErrorInvalidValue;
 }

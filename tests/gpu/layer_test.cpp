@@ -832,12 +832,17 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
   // Four n-tiles (> 6 tokens per expert) over K = 2880 and 704 (partial 128-k blocks) in
   // several passes of 32 tokens: on small_m the CTA's shared x rows, zero-filled past K and
   // past the expert's tokens; groups of 64 (a scale per 32-k step) and one per row, int4 and
-  // int8, bf16 and fp16.
+  // int8, bf16 and fp16. int8 takes eight n-tiles (64 tokens per pass, the weights
+  // dequantized with their scales) above 24 tokens per expert: m = 150 (37.5 per expert,
+  // experts past 64 and below 32 under skewed routing), and four at m = 80.
   for (DType act : {DType::kBF16, DType::kFP16}) {
     GpuCase sx = custom(150, 8, 2880, 704, 2, "skewed");
     sx.act = act;
     run_quant_case(sx, awq);
     run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 4, -1, true));
+    run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 8, 64, false));
+    run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 8, -1, true));
+    sx.shape.m = 80;
     run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 8, 64, false));
   }
 }
