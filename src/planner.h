@@ -434,10 +434,9 @@ inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
 ///   w8a16 at 32-64 pairs per expert 0.71-0.85 (Mixtral M = 128 1473.7 -> 1081.1 us, Scout M =
 ///   512 0.714, Qwen2 M = 256 0.781, Qwen3 M = 512 0.838), at 8-16 pairs 1.04-1.14 slower (call
 ///   1, above 6). int4 lost or barely gained at 32-64 (Mixtral M = 128 0.928, M = 256 1.047,
-///   DeepSeek-V3 M = 1024 1.050). By count (not profiled): a warp step at eight tiles reads
-///   4 KiB of x fragments from shared memory (32 cycles of an SM's 128 B per cycle) against
-///   about 16 cycles of issue, so int4 trades its DRAM bytes for shared-memory time; int8's
-///   step carries twice the weight bytes.
+///   DeepSeek-V3 M = 1024 1.050). By count: eight tiles cut int4's instructions and DRAM bytes
+///   per token, not its x fragments' shared-memory reads, which kept the shared pipe 64% busy
+///   at four tiles (v48's ncu); int8 carries twice the weight bytes per step.
 inline constexpr SmallMSplitRule kWna16Int4SplitRule{2, 0, 2, 1, 6};
 inline constexpr SmallMSplitRule kWna16Int8SplitRule{2, 0, 1, 1, 6, 24};
 /// fp8_gemv with per-tensor / per-row weight scales, no register bound: one n-tile 94-102
