@@ -83,17 +83,13 @@ __device__ __forceinline__ uint32_t sub2(uint32_t a, uint32_t b) {
 // rounded (v to about 16 bits).
 template <typename T>
 __device__ __forceinline__ void pack2_split(float v, uint32_t* hi, uint32_t* lo) {
-  if constexpr (std::is_same<T, __half>::value) {
-    const __half h = __float2half_rn(v);
-    const __half2 h2 = __half2half2(h), l2 = __float2half2_rn(v - __half2float(h));
-    memcpy(hi, &h2, 4);
-    memcpy(lo, &l2, 4);
-  } else {
-    const __nv_bfloat16 h = __float2bfloat16_rn(v);
-    const __nv_bfloat162 h2 = __bfloat162bfloat162(h), l2 = __float2bfloat162_rn(v - __bfloat162float(h));
-    memcpy(hi, &h2, 4);
-    memcpy(lo, &l2, 4);
-  }
+  const T h = Elem<T>::from_float(v);
+  const T l = Elem<T>::from_float(v - Elem<T>::to_float(h));
+  uint16_t hb, lb;
+  memcpy(&hb, &h, 2);
+  memcpy(&lb, &l, 2);
+  *hi = hb | (static_cast<uint32_t>(hb) << 16);
+  *lo = lb | (static_cast<uint32_t>(lb) << 16);
 }
 
 // a * (hi + lo) on two packed 16-bit values of type T, rounded once where a is an integer
@@ -199,23 +195,22 @@ struct StageLayout {
   static constexpr int kCodeChunks = kUnroll * 2 * kVecs;  // per lane and stage
   static constexpr int kXTokens = kSharedX ? 8 * kNTiles : 0;
   static constexpr uint32_t kXBlockBytes = kXTokens * 128 * 2;  // one 128-k block of the x rows
-  static constexpr size_t ring_bytes(int ring) {
-    return gemv::kWarps * (size_t{1} * ring * kCodeChunks * 32 * 16 + size_t{1} * ring * kUnroll * kGpb * sizeof(GroupParams)) +
-           size_t{1} * ring * kUnroll * kXBlockBytes;
-  }
+  // Bytes of a ring of `ring` slots: a warp's codes and group parameters; the CTA's x rows
+  // (after the warps' rings: [slot][block][token][128 k]); the whole CTA's.
+  static constexpr size_t code_bytes(int ring) { return size_t{1} * ring * kCodeChunks * 32 * 16; }
+  static constexpr size_t param_bytes(int ring) { return size_t{1} * ring * kUnroll * kGpb * sizeof(GroupParams); }
+  static constexpr size_t x_bytes(int ring) { return size_t{1} * ring * kUnroll * kXBlockBytes; }
+  static constexpr size_t cta_bytes(int ring) { return (code_bytes(ring) + param_bytes(ring)) * gemv::kWarps + x_bytes(ring); }
   static constexpr int shared_x_ring() {
     int ring = kStages;
-    while (ring > 2 && ring_bytes(ring) > kSharedXMaxCtaBytes) --ring;
+    while (ring > 2 && cta_bytes(ring) > kSharedXMaxCtaBytes) --ring;
     return ring;
   }
   // Ring slots (stages); four n-tiles keep the three v48 measured.
   static constexpr int kRing = !kSharedX ? kStages : kNTiles == 4 ? 3 : shared_x_ring();
-  static constexpr size_t kCodeBytes = size_t{kRing} * kCodeChunks * 32 * 16;  // per warp
-  static constexpr size_t kParamBytes = size_t{kRing} * kUnroll * kGpb * sizeof(GroupParams);
-  static constexpr size_t kWarpBytes = kCodeBytes + kParamBytes;
-  // The CTA's x ring after the warps' rings: [slot][block][token][128 k] (kSharedX).
-  static constexpr size_t kXBytes = size_t{kRing} * kUnroll * kXBlockBytes;
-  static constexpr size_t kCtaBytes = kWarpBytes * gemv::kWarps + kXBytes;
+  static constexpr size_t kCodeBytes = code_bytes(kRing);  // per warp
+  static constexpr size_t kWarpBytes = kCodeBytes + param_bytes(kRing);
+  static constexpr size_t kCtaBytes = cta_bytes(kRing);
   static_assert(!kSharedX || kCtaBytes <= kSharedXMaxCtaBytes, "shared x: two CTAs per SM");
 };
 
