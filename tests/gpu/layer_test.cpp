@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fusedmoe/build_info.h"
@@ -876,6 +877,19 @@ TEST(QuantLayerAuto, LargeBatch) {
   GpuCase c = bench_case("deepseek_v3_tp8", 4096, 12);
   c.quant = named_precision("w4a16_gptq_actorder");
   run_case(c);
+}
+
+TEST(QuantLayerAuto, Int8EightTilesAtBenchShapes) {
+  REQUIRE_GPU();
+  // int8 at 32 pairs per expert, where the planner takes eight n-tiles (64 tokens per pass)
+  // unsplit on small_m: Mixtral M = 128, Qwen2 M = 256, Llama-4 Scout M = 512; rows sampled.
+  const std::pair<const char*, int64_t> points[] = {
+      {"mixtral_8x7b_tp1", 128}, {"qwen2_57b_a14b_tp4", 256}, {"llama4_scout_tp8", 512}};
+  for (const auto& [name, m] : points) {
+    GpuCase c = bench_case(name, m, 12);
+    c.quant = named_precision("w8a16_gptq");
+    run_case(c);
+  }
 }
 
 // ---- FP8 W8A8 (e4m3 weights and activations) ----
