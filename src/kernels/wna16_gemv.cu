@@ -5,10 +5,11 @@
 // Streaming: int4 codes are a quarter of bf16's bytes per k, so a lane needs four times the
 // k in flight to keep HBM busy, more than registers hold. Each warp therefore runs its own
 // kStages-deep cp.async ring in shared memory: a stage is kUnroll 128-k blocks of the warp's
-// 16 rows (each lane copies the 16-byte chunks it will consume: one per row and block for
-// int4, two for int8; docs/FORMATS.md, "Prepared integer layout") plus the blocks' scales and
-// zero points (runs of 8 rows, copied by a few lanes). A lane waits for its own copies, and a
-// __syncwarp makes the lanes' copies visible to each other and frees the oldest slot. With four
+// 16 rows (one 16-byte chunk per lane, row and block for int4, two for int8, each copy
+// instruction whole sectors: ring_slot; docs/FORMATS.md, "Prepared integer layout") plus the
+// blocks' scales and zero points (runs of 8 rows, copied by a few lanes). A lane waits for its
+// own copies, and a __syncwarp makes the lanes' copies visible to each other and frees the
+// oldest slot. With four
 // token tiles unsplit, x's 32 rows stream through a ring of the CTA's beside them (kSharedX at
 // the kernel).
 //
@@ -214,6 +215,17 @@ struct StageLayout {
   static_assert(!kSharedX || kCtaBytes <= kSharedXMaxCtaBytes, "shared x: two CTAs per SM");
 };
 
+// A block's code chunks in a warp's ring slot, per 8-row run (lo rows g, hi rows g + 8): the
+// run's chunk c (16 bytes) of row g sits at 16-byte slot ring_slot(c, g). Lane (g, q) copies
+// chunks q and (int8) 4 + q of its rows, so that each copy instruction reads 64 whole bytes of
+// each row: with the lane's own chunks 2q and 2q + 1 (its k, docs/FORMATS.md) every copy read
+// half of each 32-byte sector and L2 served each sector twice (v50: L2 88% busy at 40% of
+// DRAM's peak). The lane then reads its chunks 2q + v where other lanes put them (visible
+// after the ring's __syncwarp / __syncthreads); the XOR keeps those reads free of bank
+// conflicts. int4 (4 chunks per row and block): slot 4g + c, the lane's own.
+constexpr int kCopyChunkStride = 4;
+__device__ __forceinline__ int ring_slot(int c, int g) { return (c >> 2) * 32 + g * 4 + ((c & 3) ^ ((c >> 2) & 1)); }
+
 __device__ __forceinline__ float scale_at(const GroupParams& gp, bool hi, int row, ScaleType type) {
   const uint4* run = hi ? gp.scale_hi : gp.scale_lo;
   const float f32 = reinterpret_cast<const float*>(run)[row];
@@ -284,7 +296,9 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   const int64_t rows = kGateUp ? 2 * p.n_out : p.n_out;
   const int64_t row_words = quant_row_words(K, kBits);
   const uint32_t* codes = qw.codes + static_cast<int64_t>(w.e) * rows * row_words;
-  const uint4* c_lo = reinterpret_cast<const uint4*>(codes + w.row_lo * row_words) + w.q * kVecs;
+  // The lane's first copy (chunk q of its lo row's block; int8's second is chunk 4 + q: see
+  // kCopyChunkStride) and where the lane reads its own chunks back (ring_read).
+  const uint4* c_lo = reinterpret_cast<const uint4*>(codes + w.row_lo * row_words) + w.q;
   const int64_t c_hi_delta = (w.row_hi - w.row_lo) * row_words / 4;  // uint4 from the lo row's chunk to the hi row's
   // This warp's ring: code chunks [stage][chunk][lane], then GroupParams [stage][block][group].
   uint4* ring = reinterpret_cast<uint4*>(s_ring + w.warp * L::kWarpBytes);
@@ -367,6 +381,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   // GroupParams (32-bit, computed once; opaque, so that ptxas keeps them rather than rebuild
   // them from the CTA's shared window at every copy).
   const uint32_t ring_s = opaque_u32(static_cast<uint32_t>(__cvta_generic_to_shared(ring + w.lane)));
+  const int ring_read = kVecs == 1 ? w.lane : ring_slot(2 * w.q, w.g);  // + 1 ^ v for chunk 2q + v
   const uint32_t param_s = opaque_u32(
       static_cast<uint32_t>(__cvta_generic_to_shared(params + (pu < kGpb ? pu : 0))) + 16 * part);
   const uint4* c_first = opaque(c_lo + b_begin * (4 * kVecs));  // the slice's first chunk
@@ -380,8 +395,10 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
         const uint4* src = c_first + jr * (4 * kVecs);
 #pragma unroll
         for (int v = 0; v < kVecs; ++v) {
-          cp_async16(dst + v * 32 * 16, src + v);
-          cp_async16(dst + (kVecs + v) * 32 * 16, src + c_hi_delta + v);
+          // Chunk 4v + q of rows g and g + 8, at ring_slot(4v + q, g) = 32v + (lane ^ v).
+          const uint32_t at = static_cast<uint32_t>((v * 32 + (w.lane ^ v) - w.lane) * 16);
+          cp_async16(dst + at, src + kCopyChunkStride * v);
+          cp_async16(dst + kVecs * 32 * 16 + at, src + c_hi_delta + kCopyChunkStride * v);
         }
         uint32_t g = kGpb == 4 ? static_cast<uint32_t>(4 * (b_begin + jr) + pu) >> spg_shift : static_cast<uint32_t>(ig);
         g = g < last_group ? g : last_group;  // steps past K
@@ -465,7 +482,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
         uint4 lo[kVecs], hi[kVecs];
 #pragma unroll
         for (int v = 0; v < kVecs; ++v) {
-          const uint4* src = ring + ((slot * kUnroll + i) * 2 * kVecs + v) * 32 + w.lane;
+          const uint4* src = ring + (slot * kUnroll + i) * 2 * kVecs * 32 + (ring_read ^ v);
           lo[v] = src[0];
           hi[v] = src[kVecs * 32];
         }
