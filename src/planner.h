@@ -60,10 +60,16 @@ bool kernel_family_available(KernelFamily family);
 /// (M = 32, r = 1: 255 vs 226; M = 64: 405 vs 295: 56 block scales per row); always fp8_gemv
 /// for other block shapes (fp8_grouped_supports).
 /// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = 96 for int4 (64 at inter <= 256,
-/// 192 at inter >= 8192) and r = 48 for int8 (32, 96), then dequantization into bf16/fp16
-/// chunks + the grouped GEMM; always the latter for layouts wna16_gemv cannot read
-/// (wna16_gemv_supports). v48 (call 6, the GEMV's four n-tiles reading x once per CTA, forced
-/// small_m against the grouped path, w4a16 two rounds, w8a16 one): int4 at r = 64 0.66-0.73
+/// 192 at inter >= 8192) and r = 112 for int8 (64 at inter <= 256), then dequantization into
+/// bf16/fp16 chunks + the grouped GEMM; always the latter for layouts wna16_gemv cannot read
+/// (wna16_gemv_supports). v50 (call 3, int8 after the GEMV's whole-sector code copies, w8a16
+/// forced small_m against auto, two rounds): the GEMV at r = 96 0.73 / 0.91 (Mixtral M = 384
+/// 2297.5 -> 1672.5 us, Qwen2 M = 768), r = 48-64 0.51-0.82 (Qwen3 M = 768 857.4 -> 437.4,
+/// Scout M = 768 / 1024, Qwen2 M = 384 / 512), DeepSeek-V3 TP8 r = 32 0.777; slower at r = 128
+/// on every shape (1.09-1.19; Mixtral M = 512 2162.1 -> 2349.6) and DeepSeek-V3 at r = 64
+/// (1.100); 112 splits the unmeasured interval 96-128. v48 (call 6, the GEMV's four n-tiles
+/// reading x once per CTA, forced small_m against the grouped path, w4a16 two rounds, w8a16
+/// one; int8 before v50's copies): int4 at r = 64 0.66-0.73
 /// (Qwen2 M = 512 617.2 -> 448.0 us, Qwen3 M = 1024 794.2 -> 523.0, Scout M = 1024 353.6 ->
 /// 240.6), DeepSeek-V3 TP8 r = 32 0.671 and r = 64 0.999, Mixtral r = 128 0.939; at r = 128
 /// 1.04-1.10 (Mixtral r = 256 1.317); int8 slower on the GEMV at every grouped point (1.10-1.76
@@ -95,7 +101,7 @@ inline constexpr PathRule kDensePathRule{4, 2, 4, 0};
 inline constexpr PathRule kFp8PathRule{4, 4, 4, 0};
 inline constexpr PathRule kFp8BlockPathRule{4, 2, 2, 256};
 inline constexpr PathRule kInt4PathRule{96, 64, 192, 0};
-inline constexpr PathRule kInt8PathRule{48, 32, 96, 0};
+inline constexpr PathRule kInt8PathRule{112, 64, 112, 0};
 /// The rule choose_path applies to these weights (the table above).
 PathRule path_rule(const QuantParams& quant);
 KernelPath choose_path(const QuantParams& quant, int64_t pairs, int64_t num_experts, int64_t inter,
@@ -423,8 +429,14 @@ inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
 ///   resident count; the ring keeps the loads in flight, not the CTA count): w4a16 Scout M =
 ///   16-128 0.78-0.91, Mixtral M = 16 0.928, DeepSeek-V3 M = 8 0.916, Qwen2 / Qwen3 M = 2
 ///   0.945 / 0.970; Mixtral M = 32 1.018 and M = 8 1.009 the losses.
-/// - one n-tile, int8: the dense rule's bound (one per SM). Two per SM was mixed there: Qwen2
-///   M = 2 1.120, DeepSeek-V3 M = 8 1.055, Mixtral M = 8 1.030; Scout M = 64 0.915.
+/// - one n-tile, int8: as int4, one wave up to two CTAs per SM (v50). v48 measured it mixed
+///   (Qwen2 M = 2 1.120, DeepSeek-V3 M = 8 1.055, Mixtral M = 8 1.030; Scout M = 64 0.915) and
+///   kept the dense rule's one per SM, while the int8 GEMV was bound by L2 (each code sector
+///   read twice). After v50's whole-sector copies (call 4, this rule against the dense rule's
+///   bound, both on the new kernel, ABBA): Qwen3 M = 2 48.2 -> 41.3 us, Scout M = 16 / 32 / 64
+///   0.903 / 0.907 / 0.859, M = 4 0.933, Mixtral M = 4 / 16 0.966 / 0.939, DeepSeek-V3 M = 8
+///   0.940, Qwen2 M = 1 / 2 0.927 / 0.962; every other point within 1% but DeepSeek-V3 M = 1
+///   1.017 (the same splits, 0.6 us).
 /// - four n-tiles above 6 pairs per active expert (the dense GEMV's 12; call 8, at 8 pairs per
 ///   expert): w4a16 DeepSeek-V3 M = 256 584.1 -> 453.6 us, Scout M = 128 0.810, Qwen2 M = 64
 ///   0.971, Mixtral M = 32 1.010 and Qwen3 M = 128 1.012 the losses; w8a16 0.66-0.82 at all
@@ -438,7 +450,7 @@ inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
 ///   per token, not its x fragments' shared-memory reads, which kept the shared pipe 64% busy
 ///   at four tiles (v48's ncu); int8 carries twice the weight bytes per step.
 inline constexpr SmallMSplitRule kWna16Int4SplitRule{2, 0, 2, 1, 6};
-inline constexpr SmallMSplitRule kWna16Int8SplitRule{2, 0, 1, 1, 6, 24};
+inline constexpr SmallMSplitRule kWna16Int8SplitRule{2, 0, 2, 1, 6, 24};
 /// fp8_gemv with per-tensor / per-row weight scales, no register bound: one n-tile 94-102
 /// registers (2 CTAs) split, 64-78 (3-4) unsplit; four n-tiles 108-138 (1-2). One wave of 2
 /// at both (v16: Mixtral M = 64, four n-tiles, 659 vs 693 us multi-wave).

@@ -447,12 +447,15 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
                 r < kSwapMaxRows ? KernelPath::kGroupedSwapped : KernelPath::kGroupedGemm);
     }
   }
-  // The measured points. int8 (PERF.md v27): Mixtral M = 256 (64 rows) on the GEMV, M = 512
-  // grouped; DeepSeek-V3 TP8 M = 1024 (32 rows per expert of 256) grouped, M = 512 on the GEMV.
-  EXPECT_EQ(choose_path(q, 512, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
+  // The measured points. int8 (PERF.md v50): the GEMV through Mixtral M = 384 (96 rows),
+  // Qwen2 M = 768 (96 per expert of 64), DeepSeek-V3 TP8 M = 1024 (32 of 256); grouped from
+  // Mixtral M = 512 (128), Qwen2 M = 1024 (128), DeepSeek-V3 TP8 M = 2048 (64).
+  EXPECT_EQ(choose_path(q, 768, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
   EXPECT_EQ(choose_path(q, 1024, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
-  EXPECT_EQ(choose_path(q, 8192, 256, 256, KernelPath::kAuto), KernelPath::kGroupedSwapped);
-  EXPECT_EQ(choose_path(q, 4096, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 6144, 64, 640, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 8192, 64, 640, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 8192, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 16384, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
   // int4 (v48): the GEMV through Mixtral M = 512 (128 rows), Qwen2 M = 512 (64), DeepSeek-V3
   // TP8 M = 1024 (32 of 256); grouped from Mixtral M = 1024, Qwen2 M = 1024 (128 rows per
   // expert of 64), DeepSeek-V3 TP8 M = 2048.
@@ -776,19 +779,18 @@ TEST(Planner, Wna16SplitRules) {
     EXPECT_EQ(wna16.split_k, dense.split_k) << tiles;
     EXPECT_EQ(wna16.ctas, dense.ctas) << tiles;
   }
-  // One n-tile: int8 takes the dense rule (Mixtral gate-up at M = 1); int4 is one-wave while
-  // the unsplit grid has at most two CTAs per SM: Scout gate-up at M = 16 (16 experts x 16
-  // CTAs = 256) runs unsplit (the dense rule: multi-wave, split 8), Mixtral gate-up at M = 1
-  // (448 CTAs) stays multi-wave.
-  EXPECT_EQ(choose_small_m_config(1792, 2, 2, 4096, 132, 256, kWna16Int8SplitRule).split_k,
-            choose_small_m_config(1792, 2, 2, 4096, 132, 256, kDenseSplitRule).split_k);
-  EXPECT_EQ(choose_small_m_config(1792, 2, 2, 4096, 132, 256, kWna16Int4SplitRule).split_k,
-            choose_small_m_config(1792, 2, 2, 4096, 132, 256, kDenseSplitRule).split_k);
+  // One n-tile: int4 and int8 (v50) are one-wave while the unsplit grid has at most two CTAs
+  // per SM: Scout gate-up at M = 16 (16 experts x 16 CTAs = 256) runs unsplit (the dense rule:
+  // multi-wave, split 8), Mixtral gate-up at M = 1 (448 CTAs) stays multi-wave.
   EXPECT_EQ(choose_small_m_config(128, 16, 16, 5120, 132, 256, kDenseSplitRule).split_k, 8);
-  c = choose_small_m_config(128, 16, 16, 5120, 132, 256, kWna16Int4SplitRule);
-  EXPECT_EQ(c.n_tiles, 1);
-  EXPECT_EQ(c.split_k, 1);
-  EXPECT_EQ(c.ctas, 256);
+  for (const SmallMSplitRule& rule : {kWna16Int4SplitRule, kWna16Int8SplitRule}) {
+    EXPECT_EQ(choose_small_m_config(1792, 2, 2, 4096, 132, 256, rule).split_k,
+              choose_small_m_config(1792, 2, 2, 4096, 132, 256, kDenseSplitRule).split_k);
+    c = choose_small_m_config(128, 16, 16, 5120, 132, 256, rule);
+    EXPECT_EQ(c.n_tiles, 1);
+    EXPECT_EQ(c.split_k, 1);
+    EXPECT_EQ(c.ctas, 256);
+  }
   // Four n-tiles above 6 pairs per active expert (the dense GEMV: 12): Qwen2 at M = 64 (512
   // pairs on 64 experts) and M = 48 (384, 6 per expert).
   for (const SmallMSplitRule& rule : {kWna16Int4SplitRule, kWna16Int8SplitRule}) {
