@@ -9,9 +9,8 @@
 // instruction whole sectors: ring_slot; docs/FORMATS.md, "Prepared integer layout") plus the
 // blocks' scales and zero points (runs of 8 rows, copied by a few lanes). A lane waits for its
 // own copies, and a __syncwarp makes the lanes' copies visible to each other and frees the
-// oldest slot. With four
-// token tiles unsplit, x's 32 rows stream through a ring of the CTA's beside them (kSharedX at
-// the kernel).
+// oldest slot. With four token tiles unsplit, x's 32 rows stream through a ring of the CTA's
+// beside them (kSharedX at the kernel).
 //
 // Dequantization: codes become exact integers q - zero in the MMA's element type with a few
 // bit operations and one packed subtraction per pair:
@@ -300,7 +299,8 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   // kCopyChunkStride) and where the lane reads its own chunks back (ring_read).
   const uint4* c_lo = reinterpret_cast<const uint4*>(codes + w.row_lo * row_words) + w.q;
   const int64_t c_hi_delta = (w.row_hi - w.row_lo) * row_words / 4;  // uint4 from the lo row's chunk to the hi row's
-  // This warp's ring: code chunks [stage][chunk][lane], then GroupParams [stage][block][group].
+  // This warp's ring: code chunks [stage][block][lo, hi rows][ring_slot], then GroupParams
+  // [stage][block][group].
   uint4* ring = reinterpret_cast<uint4*>(s_ring + w.warp * L::kWarpBytes);
   GroupParams* params = reinterpret_cast<GroupParams*>(s_ring + w.warp * L::kWarpBytes + L::kCodeBytes);
   // First rows of the two 8-row runs whose scales and zeros this warp copies (in range: rows
@@ -381,7 +381,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   // GroupParams (32-bit, computed once; opaque, so that ptxas keeps them rather than rebuild
   // them from the CTA's shared window at every copy).
   const uint32_t ring_s = opaque_u32(static_cast<uint32_t>(__cvta_generic_to_shared(ring + w.lane)));
-  const int ring_read = kVecs == 1 ? w.lane : ring_slot(2 * w.q, w.g);  // + 1 ^ v for chunk 2q + v
+  const int ring_read = kVecs == 1 ? w.lane : ring_slot(2 * w.q, w.g);  // ring_read ^ v: chunk 2q + v
   const uint32_t param_s = opaque_u32(
       static_cast<uint32_t>(__cvta_generic_to_shared(params + (pu < kGpb ? pu : 0))) + 16 * part);
   const uint4* c_first = opaque(c_lo + b_begin * (4 * kVecs));  // the slice's first chunk
