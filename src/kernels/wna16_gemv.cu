@@ -349,15 +349,18 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   // commit group per stage, empty past the slice. Stages are issued in order from 0 each
   // pass: (ig, ir) = group and block within it of the next block to copy (kGpb == 1).
   int ig = first_group, ir = first_rem;
-  // kSharedX: this thread copies kXChunks 16-byte chunks (2 at four n-tiles, 4 at eight; from
-  // chunk kXChunks * xc) of token row xt of each block; x_src: those bytes of block 0 (per
-  // pass), x_ok: the token is the expert's.
+  // kSharedX: this thread copies kXChunks 16-byte chunks (2 at four n-tiles, 4 at eight) of
+  // token row xt of each block, chunks xc + kXThreadsPerRow c, so that each copy instruction
+  // reads whole 32-byte sectors of a row (L2 serves each once; as the codes, ring_slot), into
+  // 16-byte slot (chunk ^ x_sw) of the row; x_src: chunk xc of block 0 (per pass), x_ok: the
+  // token is the expert's.
   const uint32_t x_ring_s =
       kSharedX ? opaque_u32(static_cast<uint32_t>(__cvta_generic_to_shared(s_ring + gemv::kWarps * L::kWarpBytes))) : 0u;
   constexpr int kXChunks = kSharedX ? L::kXTokens / 16 : 1;
   constexpr int kXThreadsPerRow = 16 / kXChunks;
   const int xt = threadIdx.x / kXThreadsPerRow, xc = threadIdx.x % kXThreadsPerRow;
-  const uint32_t x_dst = x_ring_s + xt * 256 + 16 * kXChunks * (xc ^ ((4 / kXChunks) * (xt & 1)));
+  const uint32_t x_dst = x_ring_s + xt * 256;
+  const int x_sw = 4 * (xt & 1);
   // Where this lane reads: token row g's chunk q of step 0, and the swizzle of row g (64 bytes
   // = 4 chunks where g is odd).
   const uint32_t x_lane_s = x_ring_s + w.g * 256 + 16 * w.q;
@@ -370,10 +373,13 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     for (int i = 0; i < kUnroll; ++i) {
       const int j = b_begin + st * kUnroll + i;
       if (j < b_end) {
-        const int k0 = 128 * j + 8 * kXChunks * xc;  // the first k of this thread's chunks
+        const int k0 = 128 * j + 8 * xc;  // the first k of this thread's first chunk
         const uint32_t dst = x_dst + (slot * kUnroll + i) * L::kXBlockBytes;
 #pragma unroll
-        for (int c = 0; c < kXChunks; ++c) cp_async16_zfill(dst + 16 * c, x_src + 128 * j + 8 * c, x_ok && k0 + 8 * c < kk);
+        for (int c = 0; c < kXChunks; ++c) {
+          const int dk = 8 * kXThreadsPerRow * c;
+          cp_async16_zfill(dst + 16 * ((kXThreadsPerRow * c + xc) ^ x_sw), x_src + 128 * j + dk, x_ok && k0 + dk < kk);
+        }
       }
     }
   };
@@ -434,7 +440,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
       x_ok = tok < w.count;
       const int64_t pos = w.begin + (x_ok ? tok : 0);
       const int64_t xr = kGateUp ? p.sorted_pairs[pos] / p.topk : pos;
-      x_src = opaque(static_cast<const T*>(p.x) + xr * K + 8 * kXChunks * xc);
+      x_src = opaque(static_cast<const T*>(p.x) + xr * K + 8 * xc);
 #pragma unroll
       for (int st = 0; st < kRing - 1; ++st) issue_x(st);
       cp_async_commit();
