@@ -257,7 +257,8 @@ __device__ __forceinline__ int zero_at(const GroupParams& gp, bool hi, int row) 
 //
 // kSharedX (four n-tiles, no split: every warp of the CTA runs the same expert, tokens and K):
 // the pass's 32 x rows are copied once per CTA into a shared ring beside the codes (each
-// thread 32 bytes of one row per block, zero-filled past K and past the expert's tokens), and
+// thread two 16-byte chunks of one row per block, 128 bytes apart so that each copy
+// instruction reads whole sectors; zero-filled past K and past the expert's tokens), and
 // the warps read their fragments from it, instead of each warp loading all 32 rows from
 // global memory right before its MMAs (8 bytes of x per byte of codes per warp). The ring's
 // slots are then the CTA's: a __syncthreads where each warp's ring had a __syncwarp. Within
