@@ -845,6 +845,11 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
     run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 8, -1, true));
     sx.shape.m = 80;
     run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 8, 64, false));
+    // One n-tile over the partial blocks: int8's lanes read the chunks other lanes copied
+    // (ring_slot), the second copy of each block past K.
+    sx.shape.m = 3;
+    run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 8, -1, true));
+    run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 8, 64, false));
   }
 }
 
@@ -882,9 +887,12 @@ TEST(QuantLayerAuto, LargeBatch) {
 TEST(QuantLayerAuto, Int8EightTilesAtBenchShapes) {
   REQUIRE_GPU();
   // int8 at 32 pairs per expert, where the planner takes eight n-tiles (64 tokens per pass)
-  // unsplit on small_m: Mixtral M = 128, Qwen2 M = 256, Llama-4 Scout M = 512; rows sampled.
-  const std::pair<const char*, int64_t> points[] = {
-      {"mixtral_8x7b_tp1", 128}, {"qwen2_57b_a14b_tp4", 256}, {"llama4_scout_tp8", 512}};
+  // unsplit on small_m: Mixtral M = 128, Qwen2 M = 256, Llama-4 Scout M = 512; and at 64 (Qwen3
+  // M = 1024, on the GEMV since v50's crossover: two passes); rows sampled.
+  const std::pair<const char*, int64_t> points[] = {{"mixtral_8x7b_tp1", 128},
+                                                    {"qwen2_57b_a14b_tp4", 256},
+                                                    {"llama4_scout_tp8", 512},
+                                                    {"qwen3_30b_a3b_tp1", 1024}};
   for (const auto& [name, m] : points) {
     GpuCase c = bench_case(name, m, 12);
     c.quant = named_precision("w8a16_gptq");
