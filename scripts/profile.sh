@@ -3,7 +3,7 @@
 # Compute: per-kernel time and DRAM traffic, weights not in L2 (ncu flushes caches between
 # kernels). Writes $OUT/profile.txt and prints a table last.
 #   device run: bash scripts/profile.sh mixtral_8x7b_tp1:64 qwen3_30b_a3b_tp1:4096   (carry: .deps)
-#   PATH_ARG=small_m|grouped_gemm|auto (default auto), PRECISION=bf16|w4a16|... (default bf16),
+#   PATH_ARG=auto|small_m|grouped_gemm|grouped_swapped|grouped_mixed (default auto), PRECISION=bf16|w4a16|... (default bf16),
 #   BENCH_EXTRA: more bench options (e.g. "--dense-in-place 1")
 #   DETAIL=REGEX: also the speed-of-light, occupancy, warp-state and memory sections of the
 #   first two kernels whose names match REGEX (e.g. DETAIL=gemv), with the warp stall breakdown
@@ -31,7 +31,7 @@ for point in "$@"; do
   echo "== $shape m=$m path=${PATH_ARG:-auto} precision=${PRECISION:-bf16} ${BENCH_EXTRA:-}" >> "$out/profile.txt"
   # The first layer call (the bench's first graph replay): its kernels, at most 16.
   ncu --clock-control none --metrics "$metrics" --csv --print-units base -c 16 \
-    -k regex:'align|gather|gated|combine|pdl_gemm|setup|gemv|dequant|fp8' \
+    -k regex:'align|gather|gated|combine|pdl_gemm|setup|gemv|dequant|fp8|wna16_grouped' \
     "$bin" bench --shape "$shape" --m "$m" --path "${PATH_ARG:-auto}" --precision "${PRECISION:-bf16}" ${BENCH_EXTRA:-} \
     --seconds 0.001 > "$out/ncu_raw.csv" 2>>"$out/profile.txt"
   python3 - "$out/ncu_raw.csv" >> "$out/profile.txt" <<'PY'

@@ -154,10 +154,16 @@ Status layer_can_implement(const MoeArguments& args) {
     return not_implemented("the integer kernels dequantize 8 consecutive k per group: group_size must be a multiple "
                            "of 8 or -1, got " + str(w.quant.group_size));
   }
-  if (is_integer_format(w.quant.format) && args.path == KernelPath::kSmallM && !wna16_gemv_supports(w.quant)) {
-    return invalid_argument("path", "auto, grouped_gemm or grouped_swapped: wna16_gemv reads groups of 32, 64 or a multiple of 128 "
-                            "columns without act-order (group_size " + str(w.quant.group_size) +
+  const bool reads_in_registers = args.path == KernelPath::kSmallM || args.path == KernelPath::kGroupedMixed;
+  if (is_integer_format(w.quant.format) && reads_in_registers && !wna16_gemv_supports(w.quant)) {
+    return invalid_argument("path", "auto, grouped_gemm or grouped_swapped: wna16_gemv and wna16_grouped_gemm read groups of "
+                            "32, 64 or a multiple of 128 columns without act-order (group_size " + str(w.quant.group_size) +
                             (w.quant.has_g_idx ? ", act-order" : "") + ")", to_string(args.path));
+  }
+  if (!is_integer_format(w.quant.format) && args.path == KernelPath::kGroupedMixed) {
+    return invalid_argument("path", "auto, small_m, grouped_gemm or grouped_swapped for " +
+                            std::string(to_string(w.quant.format)) + " weights (grouped_mixed: integer weights only)",
+                            to_string(args.path));
   }
   if (is_fp8_format(w.quant.format)) {
     if (in.shape.hidden % 16 != 0 || in.shape.inter % 16 != 0) {
@@ -221,6 +227,7 @@ Fp8Tile fp8_tile(const MoeArguments& args, KernelPath path, Projection which, in
 // its e4m3 codes, fp8_gemm1_gathers): then no gather kernel runs (FP8: x is quantized once
 // per token) and align writes row_of_pair.
 bool gemm1_gathers_rows(const MoeArguments& args, KernelPath path, int32_t sms) {
+  if (path == KernelPath::kGroupedMixed) return true;  // wna16_grouped_gemm reads x's rows by token
   const ProblemShape& s = args.inputs.shape;
   const QuantParams& q = args.weights->quant;
   if (is_fp8_format(q.format)) {
@@ -259,7 +266,7 @@ Status layer_plan(const MoeArguments& args, KernelPath* path, WorkspaceLayout* w
   const ProblemShape& s = in.shape;
   *path = choose_path(args.weights->quant, s.m * s.topk, s.num_experts, s.inter, args.path);
   size_t gemm_ws = 0;
-  if (is_grouped_path(*path)) {
+  if (is_grouped_path(*path) && *path != KernelPath::kGroupedMixed) {  // the CUTLASS GEMMs' arguments
     int32_t sms = 0;
     FUSEDMOE_RETURN_IF_ERROR(current_sm_count(&sms));
     for (Projection which : {Projection::kW13, Projection::kW2}) {
@@ -548,6 +555,39 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
 
   const QuantParams& quant = args.weights->quant;
   const bool fp8 = is_fp8_format(quant.format);
+
+  if (path == KernelPath::kGroupedMixed) {
+    // Integer weights, each GEMM one wna16_grouped_gemm launch over every expert: GEMM1 reads
+    // x's rows by token (align wrote row_of_pair for the combine) and writes the activation,
+    // GEMM2 reads it and writes its rows in expert order.
+    void* intermediate = at<void>(workspace, ws, "intermediate");
+    kernels::Wna16GemmParams p;
+    p.elem = elem;
+    p.act = gated_act(in.activation);
+    p.num_experts = s.num_experts;
+    p.rows_bound = s.m * s.topk;
+    p.expert_offsets = al.expert_offsets;
+    p.sorted_pairs = al.sorted_pairs;
+    p.tile_tokens = wna16_gemm_tile_tokens(p.rows_bound, s.num_experts);
+    kernels::Wna16GemmParams gemm1 = p;
+    gemm1.gate_up = true;
+    gemm1.x = in.x;
+    gemm1.gather_topk = static_cast<int32_t>(s.topk);
+    gemm1.out = intermediate;
+    gemm1.n_out = s.inter;
+    gemm1.k = s.hidden;
+    gemm1.topk_weights = in.apply_router_weight_on_input ? topk_weights : nullptr;
+    cudaError_t err = kernels::launch_wna16_grouped_gemm(gemm1, quant_view(*args.weights, Projection::kW13), stream);
+    if (err != cudaSuccess) return cuda_error(err, "wna16_grouped_gemm w13 launch");
+    kernels::Wna16GemmParams gemm2 = p;
+    gemm2.gate_up = false;
+    gemm2.x = intermediate;
+    gemm2.out = rows;
+    gemm2.n_out = s.hidden;
+    gemm2.k = s.inter;
+    err = kernels::launch_wna16_grouped_gemm(gemm2, quant_view(*args.weights, Projection::kW2), stream);
+    return err == cudaSuccess ? Status() : cuda_error(err, "wna16_grouped_gemm w2 launch");
+  }
 
   kernels::GroupedGemmParams gp;
   gp.workspace = at<void>(workspace, ws, "gemm_workspace");

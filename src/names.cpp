@@ -84,19 +84,21 @@ const char* to_string(KernelPath v) {
     case KernelPath::kSmallM: return "small_m";
     case KernelPath::kGroupedGemm: return "grouped_gemm";
     case KernelPath::kGroupedSwapped: return "grouped_swapped";
+    case KernelPath::kGroupedMixed: return "grouped_mixed";
   }
   return "unknown kernel path";
 }
 
 Status parse_kernel_path(const std::string& name, KernelPath* out) {
-  for (KernelPath v : {KernelPath::kAuto, KernelPath::kSmallM, KernelPath::kGroupedGemm, KernelPath::kGroupedSwapped}) {
+  for (KernelPath v : {KernelPath::kAuto, KernelPath::kSmallM, KernelPath::kGroupedGemm, KernelPath::kGroupedSwapped,
+                       KernelPath::kGroupedMixed}) {
     if (name == to_string(v)) {
       if (out != nullptr) *out = v;
       return Status();
     }
   }
   return Status(StatusCode::kInvalidArgument,
-                "path: expected auto, small_m, grouped_gemm or grouped_swapped, got '" + name + "'");
+                "path: expected auto, small_m, grouped_gemm, grouped_swapped or grouped_mixed, got '" + name + "'");
 }
 
 int64_t dtype_size(DType dtype) {

@@ -72,6 +72,10 @@ bool wna16_gemv_supports(const QuantParams& q) {
   return !q.has_g_idx && (gs == -1 || gs == 32 || gs == 64 || (gs > 0 && gs % 128 == 0));
 }
 
+int32_t wna16_gemm_tile_tokens(int64_t pairs, int64_t num_experts) {
+  return pairs >= kWna16GemmWideMinRows * active_experts(pairs, num_experts) ? 256 : 128;
+}
+
 bool fp8_grouped_supports(const QuantParams& q) {
   return is_fp8_format(q.format) && (q.format != WeightFormat::kFP8Block || (q.block_n == 128 && q.block_k == 128));
 }
@@ -414,7 +418,7 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
     return invalid_argument("m * topk * hidden", "< 2^63", pair_str + " * " + str(s.hidden));
   }
   FUSEDMOE_RETURN_IF_ERROR(b.add("expert_out", count, act_bytes, "m * topk * hidden"));
-  if (grouped && is_integer_format(q.format)) {
+  if (grouped && is_integer_format(q.format) && path != KernelPath::kGroupedMixed) {
     // Dequantized weights of one chunk of experts at the larger projection (w13: 2I x H).
     const int64_t chunk = dequant_chunk_experts(s, in.act_dtype);
     if (!checked_mul(chunk * 2 * s.inter, s.hidden, &count)) {

@@ -19,7 +19,7 @@ enum class KernelFamily {
   kSm90Fp8GroupedGemm,        ///< fp8 per-tensor / per-channel scales
   kSm90Fp8GroupedGemmBlockscale,  ///< fp8 128x128 block scales
   kWna16GroupedGemm,          ///< GPTQ / AWQ / moe_wna16 int4 and int8: wna16_gemv, or wna16_dequant +
-                              ///< the sm90 grouped GEMM
+                              ///< the sm90 grouped GEMM, or (forced) wna16_grouped_gemm
 };
 
 const char* kernel_family_name(KernelFamily family);
@@ -345,9 +345,16 @@ inline bool path_rounds_gate_up(KernelPath path, const QuantParams& quant, bool 
   return is_grouped_path(path) && !grouped_fuses_activation(quant, gate_up_interleaved);
 }
 
-/// Whether wna16_gemv reads these integer weights: groups contiguous in k (no act-order) of
-/// 32 or 64 columns, a multiple of 128, or one group per row.
+/// Whether wna16_gemv (and the mixed-input wna16_grouped_gemm, KernelPath::kGroupedMixed) reads
+/// these integer weights: groups contiguous in k (no act-order) of 32 or 64 columns, a
+/// multiple of 128, or one group per row.
 bool wna16_gemv_supports(const QuantParams& quant);
+
+/// wna16_grouped_gemm's token rows per tile (kernels::Wna16GemmParams::tile_tokens): 256 where
+/// the active experts average at least kWna16GemmWideMinRows rows (each dequantized weight
+/// then feeds twice the tokens), else 128. A first rule, not yet measured (PERF.md v51).
+inline constexpr int64_t kWna16GemmWideMinRows = 256;
+int32_t wna16_gemm_tile_tokens(int64_t pairs, int64_t num_experts);
 
 /// Bytes of the prepared integer layout of one projection (launch.h, QuantWeightsView):
 /// codes [E, N, K rounded up to 128] at bits per code, scales [E, G, N] in the checkpoint's

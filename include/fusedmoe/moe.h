@@ -86,15 +86,22 @@ enum class KernelPath {
                  ///< integer weights are dequantized into the workspace first (wna16_dequant)
   kGroupedSwapped,  ///< the same GEMMs with swapped operands (weights on the MMA's 128-row side,
                     ///< an expert's rows on its 64-column side): experts with few rows
+  kGroupedMixed,    ///< integer weights only: wna16_grouped_gemm, the codes dequantized in
+                    ///< registers into wgmma's operand (no dense copy of the weights); the
+                    ///< layouts wna16_gemv reads. Forced only: the planner does not choose it
+                    ///< until it has been measured (docs/PERF.md v51)
 };
 const char* to_string(KernelPath v);
-/// The tensor-core grouped GEMM paths (either operand order).
-inline bool is_grouped_path(KernelPath p) { return p == KernelPath::kGroupedGemm || p == KernelPath::kGroupedSwapped; }
-/// "auto", "small_m", "grouped_gemm" or "grouped_swapped".
+/// The tensor-core grouped GEMM paths (either operand order, or the integer weights' mixed-input GEMM).
+inline bool is_grouped_path(KernelPath p) {
+  return p == KernelPath::kGroupedGemm || p == KernelPath::kGroupedSwapped || p == KernelPath::kGroupedMixed;
+}
+/// "auto", "small_m", "grouped_gemm", "grouped_swapped" or "grouped_mixed".
 Status parse_kernel_path(const std::string& name, KernelPath* out);
 
 struct MoeArguments;
-/// The path run() takes for these arguments (kSmallM, kGroupedGemm or kGroupedSwapped).
+/// The path run() takes for these arguments (kSmallM, kGroupedGemm or kGroupedSwapped, or a
+/// forced kGroupedMixed).
 /// Host-only, no device needed.
 Status planned_path(const MoeArguments& args, KernelPath* out);
 

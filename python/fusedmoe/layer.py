@@ -167,7 +167,8 @@ def fused_experts(hidden_states: torch.Tensor, w1: torch.Tensor, w2: torch.Tenso
 
     hidden_states [M, H] bf16/fp16; w1 [E, 2I, H]; w2 [E, H, I]; topk_weights [M, topk] (any float
     dtype, used as float32); topk_ids [M, topk] (int32 or int64); expert_map [global E] int32 with
-    -1 for experts on other GPUs. ``path`` forces a kernel path (auto, small_m, grouped_gemm, grouped_swapped).
+    -1 for experts on other GPUs. ``path`` forces a kernel path (auto, small_m, grouped_gemm, grouped_swapped;
+    grouped_mixed for integer weights).
     FP8 W8A8: e4m3 w1/w2 with ``quant_config=dict(format="fp8", w1_scale=, w2_scale=,
     block_shape=None | [bn, bk], a1_scale=None, a2_scale=None, per_act_token_quant=False)``
     (vLLM's names; see ``_fp8_args``).

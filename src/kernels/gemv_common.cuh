@@ -79,6 +79,10 @@ __device__ __forceinline__ void cp_async16_stream(uint32_t smem, const void* gme
 __device__ __forceinline__ void cp_async16_zfill(uint32_t smem, const void* gmem, bool ok) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(ok ? 16 : 0) : "memory");
 }
+// The same for 8 bytes (through L1: cp.async.cg copies 16 only).
+__device__ __forceinline__ void cp_async8_zfill(uint32_t smem, const void* gmem, bool ok) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem), "l"(gmem), "r"(ok ? 8 : 0) : "memory");
+}
 // ok ? the 16 bytes at smem : 0, predicated (no branch; see FUSEDMOE_LOAD16_IF), volatile as
 // ld_shared16 below.
 __device__ __forceinline__ uint4 ld_shared16_if(uint32_t smem, bool ok) {

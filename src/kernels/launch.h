@@ -171,6 +171,49 @@ FUSEDMOE_HOST_DEVICE constexpr int wna16_stage_blocks(int bits, bool block_group
 /// the activation type). Same fields as GroupedGemvParams apart from `w`.
 cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream);
 
+/// wna16_grouped_gemm: one expert GEMM over prepared int4/int8 weights for every local expert
+/// at large batch, the weights dequantized in registers into wgmma's A operand (no dense copy).
+/// Rows of expert e are the sorted positions [expert_offsets[e], expert_offsets[e + 1]); each
+/// CTA computes 128 weight rows (gate-up: 64 output columns) by tile_tokens of one expert's rows.
+///   gate-up: out[pos, j] = act(g * s) * (u * s), g / u = x_row(pos) . w13[e] rows j / n_out + j,
+///            s = topk_weights[sorted_pairs[pos]] when topk_weights is set, else 1
+///   down:    out[pos, n] = x_row(pos) . w2[e] row n
+/// x_row(pos): with gather_topk > 0, x[sorted_pairs[pos] / gather_topk] of x [tokens, k] (GEMM1
+/// reads x's rows itself), else x[pos] of x [rows, k] in expert order.
+struct Wna16GemmParams {
+  ElemType elem = ElemType::kBF16;
+  bool gate_up = true;
+  GatedAct act = GatedAct::kSilu;
+  const void* x = nullptr;
+  int32_t gather_topk = 0;
+  void* out = nullptr;      // [rows, n_out] by sorted position
+  int64_t n_out = 0;        // gate-up: I; down: H (a multiple of 8)
+  int64_t k = 0;            // a multiple of 8
+  int32_t num_experts = 0;  // local experts
+  int64_t rows_bound = 0;   // host-known bound on the rows (m * topk): the grid
+  const int64_t* expert_offsets = nullptr;  // [num_experts + 1]
+  const int32_t* sorted_pairs = nullptr;    // gather_topk > 0 or topk_weights set
+  const float* topk_weights = nullptr;      // gate-up: the routed weight applied on the input, or nullptr
+  int32_t tile_tokens = 128;                // an expert's rows per tile: 128 or 256 (planner.h, wna16_gemm_tile_tokens)
+};
+/// The tile grid: x = token tiles (at most rows / tile_tokens + one partial tile per expert
+/// with rows), y = weight tiles.
+inline dim3 wna16_grouped_gemm_grid(const Wna16GemmParams& p) {
+  const int64_t partial = p.rows_bound < p.num_experts ? p.rows_bound : p.num_experts;
+  const int64_t tile = p.tile_tokens > 0 ? p.tile_tokens : 128;
+  const int64_t token_tiles = p.rows_bound <= 0 ? 0 : p.rows_bound / tile + partial;
+  const int64_t weight_tiles = p.gate_up ? (p.n_out + 63) / 64 : (p.n_out + 127) / 128;
+  return dim3(static_cast<unsigned>(token_tiles), static_cast<unsigned>(weight_tiles));
+}
+/// The weight layouts it serves: int4 / int8, groups of 32 or 64, a multiple of 128 or one per
+/// row, no act-order.
+FUSEDMOE_HOST_DEVICE inline bool wna16_grouped_gemm_supports(const QuantWeightsView& w) {
+  const bool groups_ok = w.groups == 1 || w.group_size == 32 || w.group_size == 64 ||
+                         (w.group_size > 0 && w.group_size % 128 == 0);
+  return (w.bits == 4 || w.bits == 8) && w.g_idx == nullptr && groups_ok && w.k > 0 && w.k % 8 == 0;
+}
+cudaError_t launch_wna16_grouped_gemm(const Wna16GemmParams& p, const QuantWeightsView& w, cudaStream_t stream);
+
 /// FP8 e4m3 weights of one projection as the checkpoint holds them (docs/FORMATS.md):
 /// w [E, N, K] bytes, fp32 scales per expert [E], per row [E, N] or per block
 /// [E, ceil(N / block_n), ceil(K / block_k)].

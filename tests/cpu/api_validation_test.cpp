@@ -254,6 +254,36 @@ TEST(ApiValidation, Fp8GemvShapeLimitsAreNotImplemented) {
                                   "1073741824, got 1073741840 and 128");
 }
 
+TEST(ApiValidation, GroupedMixedPathTakesIntegerWeightsItReads) {
+  // Host checks of the CUDA build (layer_can_implement): the forced mixed-input path serves
+  // integer weights in the layouts wna16_gemv reads, and names `path` otherwise. The pointers
+  // are never read.
+  if (!build_info().cuda) GTEST_SKIP() << "a CPU-only build has no kernels";
+  Fixture f;
+  PreparedWeights pw;
+  pw.shape = shape();
+  pw.w13.weight = pw.w2.weight = f.x.data();
+  MoeArguments args;
+  args.inputs = f.inputs();
+  args.weights = &pw;
+  args.out = f.x.data();
+  args.path = KernelPath::kGroupedMixed;
+  expect_invalid(can_implement(args), "path: expected auto, small_m, grouped_gemm or grouped_swapped for dense weights "
+                                      "(grouped_mixed: integer weights only), got grouped_mixed");
+  pw.quant.format = WeightFormat::kGPTQ;
+  pw.quant.bits = 4;
+  pw.quant.group_size = 128;
+  pw.quant.scale_dtype = DType::kFP16;
+  pw.w13.scales = pw.w2.scales = f.x.data();
+  const Status ok = can_implement(args);
+  EXPECT_TRUE(ok.ok()) << ok.message();
+  pw.quant.has_g_idx = true;
+  pw.w13.g_idx = pw.w2.g_idx = reinterpret_cast<const int32_t*>(f.x.data());
+  expect_invalid(can_implement(args), "path: expected auto, grouped_gemm or grouped_swapped: wna16_gemv and "
+                                      "wna16_grouped_gemm read groups of 32, 64 or a multiple of 128 columns without "
+                                      "act-order (group_size 128, act-order), got grouped_mixed");
+}
+
 TEST(ApiValidation, SplitKOverride) {
   // Checked before the build's kernels: the same error with and without CUDA.
   Fixture f;

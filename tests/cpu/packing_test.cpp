@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "fusedmoe_ref/packing.h"
+#include "kernels/wna16_fragment.h"
 
 namespace fusedmoe::ref {
 namespace {
@@ -63,3 +64,68 @@ TEST(PackingWNA16, LowNibbleFirst) {
 
 }  // namespace
 }  // namespace fusedmoe::ref
+
+namespace fusedmoe::kernels {
+namespace {
+
+// One row's 128-k block in the prepared integer layout as docs/FORMATS.md defines it: quarter
+// q of the block holds, for steps u = 0..3, the 8 codes of k = 32 u + 8 q + (0..7); int4 one
+// word per step, nibble i holding k offset {0,2,4,6,1,3,5,7}[i]; int8 two words per step,
+// bytes in k order.
+std::vector<uint32_t> prepared_block(const std::vector<uint32_t>& codes, int bits) {
+  static const int kOffset[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+  std::vector<uint32_t> words(bits == 4 ? 16 : 32, 0u);
+  for (int q = 0; q < 4; ++q) {
+    for (int u = 0; u < 4; ++u) {
+      const int k0 = 32 * u + 8 * q;
+      for (int i = 0; i < 8; ++i) {
+        if (bits == 4) {
+          words[4 * q + u] |= codes[k0 + kOffset[i]] << (4 * i);
+        } else {
+          words[8 * q + 2 * u + i / 4] |= codes[k0 + i] << (8 * (i % 4));
+        }
+      }
+    }
+  }
+  return words;
+}
+
+TEST(PreparedLayout, WgmmaFragmentsReadNaturalK) {
+  // wna16_grouped_gemm's thread q reads k 16 s + 8 r + 2q and + 1 of slice s, run r, from the
+  // word wgmma_fragment_word names, (w >> 4q) & 0x000F000F (int4) or two bytes (int8); the
+  // kernel keeps half h = s & 1 of a block's words in registers (int4 8, int8 16 per row) and
+  // takes int8's word for q as the one for q = 0 plus q >> 1, the shift and byte from slice 0.
+  for (int bits : {4, 8}) {
+    SCOPED_TRACE(bits);
+    std::vector<uint32_t> codes(128);
+    for (int k = 0; k < 128; ++k) codes[k] = static_cast<uint32_t>((k * 7 + 3) % (1 << bits));
+    const std::vector<uint32_t> words = prepared_block(codes, bits);
+    const int half_words = bits == 4 ? 8 : 16;
+    for (int s = 0; s < 8; ++s) {
+      for (int r = 0; r < 2; ++r) {
+        for (int q = 0; q < 4; ++q) {
+          const FragmentWord f = wgmma_fragment_word(bits, s, r, q);
+          const int k = 16 * s + 8 * r + 2 * q;
+          const uint32_t w = words[f.word];
+          if (bits == 4) {
+            const uint32_t pair = (w >> f.shift) & 0x000F000Fu;
+            EXPECT_EQ(pair & 0xFu, codes[k]) << s << " " << r << " " << q;
+            EXPECT_EQ(pair >> 16, codes[k + 1]) << s << " " << r << " " << q;
+          } else {
+            EXPECT_EQ((w >> (8 * f.byte)) & 0xFFu, codes[k]) << s << " " << r << " " << q;
+            EXPECT_EQ((w >> (8 * (f.byte + 1))) & 0xFFu, codes[k + 1]) << s << " " << r << " " << q;
+          }
+          const int local = wgmma_fragment_word(bits, s, r, 0).word - half_words * (s & 1);
+          EXPECT_GE(local, 0);
+          EXPECT_LT(local + (bits == 8 ? q >> 1 : 0), half_words);
+          EXPECT_EQ(f.word, wgmma_fragment_word(bits, s, r, 0).word + (bits == 8 ? q >> 1 : 0));
+          EXPECT_EQ(f.shift, wgmma_fragment_word(bits, 0, 0, q).shift);
+          EXPECT_EQ(f.byte, wgmma_fragment_word(bits, 0, 0, q).byte);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fusedmoe::kernels

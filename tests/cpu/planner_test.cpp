@@ -617,6 +617,22 @@ TEST(Planner, DequantScratchOnTheIntegerGroupedPath) {
   EXPECT_EQ(ws.find("dequant_weights")->bytes, size_t{2} * 2 * 14336 * 4096 * 2);
   ASSERT_TRUE(plan_workspace(inputs(4, 4096, 14336, 8, 2, false), q, KernelPath::kSmallM, 0, &ws).ok());
   EXPECT_EQ(ws.find("dequant_weights"), nullptr);
+  // The mixed-input GEMM dequantizes in registers: no scratch, and no CUTLASS arguments; the
+  // grouped path's rows (row_of_pair for the combine, the intermediate, GEMM2's rows) remain.
+  ASSERT_TRUE(plan_workspace(inputs(4096, 4096, 14336, 8, 2, false), q, KernelPath::kGroupedMixed, 0, &ws).ok());
+  EXPECT_EQ(ws.find("dequant_weights"), nullptr);
+  EXPECT_EQ(ws.find("gemm_workspace"), nullptr);
+  EXPECT_EQ(ws.find("gate_up"), nullptr);
+  ASSERT_NE(ws.find("row_of_pair"), nullptr);
+  EXPECT_EQ(ws.find("intermediate")->bytes, size_t{4096} * 2 * 14336 * 2);
+  EXPECT_EQ(ws.find("expert_out")->bytes, size_t{4096} * 2 * 4096 * 2);
+  EXPECT_FALSE(path_rounds_gate_up(KernelPath::kGroupedMixed, q, false));  // GEMM1 activates fp32 sums
+  // Its tiles: 256 token rows from 256 rows per active expert (Mixtral M = 1024), else 128.
+  EXPECT_EQ(wna16_gemm_tile_tokens(2048, 8), 256);
+  EXPECT_EQ(wna16_gemm_tile_tokens(2047, 8), 128);
+  EXPECT_EQ(wna16_gemm_tile_tokens(8192, 128), 128);  // Qwen3 M = 1024: 64 per expert
+  EXPECT_EQ(wna16_gemm_tile_tokens(300, 1), 256);
+  EXPECT_EQ(wna16_gemm_tile_tokens(1, 8), 128);
   // Qwen3-30B-A3B: 6 MiB per expert, 85 of its 128 experts per chunk.
   EXPECT_EQ(dequant_chunk_experts(make_shape(1, 2048, 768, 128, 8), DType::kBF16), 85);
 }
@@ -650,6 +666,10 @@ TEST(Planner, PlannedPathThroughTheApi) {
   args.inputs.shape.m = 1024;  // 256 rows per expert
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kGroupedGemm);
+  args.path = KernelPath::kGroupedMixed;  // only where forced (not yet measured, PERF.md v51)
+  ASSERT_TRUE(planned_path(args, &p).ok());
+  EXPECT_EQ(p, KernelPath::kGroupedMixed);
+  args.path = KernelPath::kAuto;
   w.quant = QuantParams();
   w.quant.format = WeightFormat::kFP8PerTensor;  // FP8: fp8_gemv, then the grouped GEMM
   w.quant.act_quant = ActQuant::kPerTensorDynamic;
@@ -672,8 +692,13 @@ TEST(Planner, KernelPathNames) {
   EXPECT_STREQ(to_string(KernelPath::kAuto), "auto");
   ASSERT_TRUE(parse_kernel_path("grouped_swapped", &p).ok());
   EXPECT_EQ(p, KernelPath::kGroupedSwapped);
+  ASSERT_TRUE(parse_kernel_path("grouped_mixed", &p).ok());
+  EXPECT_EQ(p, KernelPath::kGroupedMixed);
+  EXPECT_STREQ(to_string(KernelPath::kGroupedMixed), "grouped_mixed");
+  EXPECT_TRUE(is_grouped_path(KernelPath::kGroupedMixed));
+  EXPECT_FALSE(is_grouped_path(KernelPath::kSmallM));
   EXPECT_EQ(parse_kernel_path("fast", &p).message(),
-            "path: expected auto, small_m, grouped_gemm or grouped_swapped, got 'fast'");
+            "path: expected auto, small_m, grouped_gemm, grouped_swapped or grouped_mixed, got 'fast'");
 }
 
 TEST(Planner, SplitKFillsTheGridOnlyWhenNeeded) {

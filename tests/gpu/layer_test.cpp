@@ -740,15 +740,20 @@ QuantParams named_precision(const char* name) {
 
 using testing_util::integer_quant;
 
+// Integer weights also on the mixed-input GEMM (wna16_grouped_gemm), which only a forced path takes.
 class QuantLayer : public ForcedPath {};
-FORCED_PATH_SUITE(QuantLayer);
+INSTANTIATE_TEST_SUITE_P(Paths, QuantLayer,
+                         ::testing::Values(KernelPath::kSmallM, KernelPath::kGroupedGemm, KernelPath::kGroupedSwapped,
+                                           KernelPath::kGroupedMixed),
+                         [](const ::testing::TestParamInfo<KernelPath>& info) { return to_string(info.param); });
 
 // A case on the forced path; layouts wna16_gemv cannot read must be refused on the small-M
-// path with an error naming `path` (they take the dequant path under kAuto).
+// and mixed-input paths (wna16_grouped_gemm reads the same layouts) with an error naming
+// `path` (they take the dequant path under kAuto).
 void run_quant_case(GpuCase c, const QuantParams& q) {
   c.quant = q;
   c.path = g_path;
-  if (c.path == KernelPath::kSmallM && !wna16_gemv_supports(q)) {
+  if ((c.path == KernelPath::kSmallM || c.path == KernelPath::kGroupedMixed) && !wna16_gemv_supports(q)) {
     c.shape.m = 1;
     ref::LayerData d;
     make_inputs(c, 1, &d);
@@ -850,6 +855,13 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
     sx.shape.m = 3;
     run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 8, -1, true));
     run_quant_case(sx, integer_quant(WeightFormat::kGPTQ, 8, 64, false));
+    // 256 rows per expert on average (grouped_mixed's 256-token tiles, wna16_gemm_tile_tokens),
+    // experts of one and of two tiles under skewed routing, over the partial blocks; rows sampled.
+    GpuCase wide = custom(1024, 8, 2880, 704, 2, "skewed");
+    wide.act = act;
+    wide.sample_rows = 16;
+    run_quant_case(wide, awq);
+    run_quant_case(wide, integer_quant(WeightFormat::kGPTQ, 8, 64, false));
   }
 }
 

@@ -163,7 +163,7 @@ def test_bad_arguments_name_the_argument():
         fusedmoe.fused_experts(x.float(), w1, w2, w, ids)
     with pytest.raises(RuntimeError, match="activation: expected silu, gelu or gelu_tanh, got 'relu'"):
         fusedmoe.fused_experts(x, w1, w2, w, ids, activation="relu")
-    with pytest.raises(RuntimeError, match="path: expected auto, small_m, grouped_gemm or grouped_swapped, got 'fast'"):
+    with pytest.raises(RuntimeError, match="path: expected auto, small_m, grouped_gemm, grouped_swapped or grouped_mixed, got 'fast'"):
         fusedmoe.fused_experts(x, w1, w2, w, ids, path="fast")
     with pytest.raises(ValueError, match=r"quant_config\['format'\]: expected one of \['awq', 'gptq', 'moe_wna16'\]"):
         fusedmoe.fused_experts(x, w1, w2, w, ids, quant_config={"fp8": True})
