@@ -29,6 +29,14 @@ struct Fixture {
     in.topk_weights = weights.data();
     return in;
   }
+  // A call over prepared weights `pw` (never read), its output in x's storage.
+  MoeArguments args(const PreparedWeights* pw) {
+    MoeArguments a;
+    a.inputs = inputs();
+    a.weights = pw;
+    a.out = x.data();
+    return a;
+  }
 };
 
 void expect_invalid(const Status& st, const std::string& message) {
@@ -185,10 +193,7 @@ TEST(ApiValidation, ValidCallsWithoutKernelAreNotImplemented) {
   pw.shape = shape();
   pw.quant.format = WeightFormat::kFP8Block;
   pw.quant.act_quant = ActQuant::kPerGroup;
-  MoeArguments args;
-  args.inputs = f.inputs();
-  args.weights = &pw;
-  args.out = f.x.data();
+  MoeArguments args = f.args(&pw);
   // FP8 weights are read as the checkpoint holds them: both tensors of each projection.
   pw.w13.weight = pw.w2.weight = pw.w13.scales = f.x.data();
   expect_invalid(can_implement(args),
@@ -234,10 +239,7 @@ TEST(ApiValidation, Fp8GemvShapeLimitsAreNotImplemented) {
   pw.quant.format = WeightFormat::kFP8Block;
   pw.quant.act_quant = ActQuant::kPerGroup;
   pw.w13.weight = pw.w2.weight = pw.w13.scales = pw.w2.scales = f.x.data();
-  MoeArguments args;
-  args.inputs = f.inputs();
-  args.weights = &pw;
-  args.out = f.x.data();
+  MoeArguments args = f.args(&pw);
   auto check = [&](int64_t hidden, const std::string& message) {
     args.inputs.shape = pw.shape = shape(4, hidden);
     const Status st = can_implement(args);
@@ -263,10 +265,7 @@ TEST(ApiValidation, GroupedMixedPathTakesIntegerWeightsItReads) {
   PreparedWeights pw;
   pw.shape = shape();
   pw.w13.weight = pw.w2.weight = f.x.data();
-  MoeArguments args;
-  args.inputs = f.inputs();
-  args.weights = &pw;
-  args.out = f.x.data();
+  MoeArguments args = f.args(&pw);
   args.path = KernelPath::kGroupedMixed;
   expect_invalid(can_implement(args), "path: expected auto, small_m, grouped_gemm or grouped_swapped for dense weights "
                                       "(grouped_mixed: integer weights only), got grouped_mixed");
@@ -290,10 +289,7 @@ TEST(ApiValidation, SplitKOverride) {
   PreparedWeights pw;
   pw.shape = shape();
   pw.w13.weight = pw.w2.weight = f.x.data();
-  MoeArguments args;
-  args.inputs = f.inputs();
-  args.weights = &pw;
-  args.out = f.x.data();
+  MoeArguments args = f.args(&pw);
   for (int32_t bad : {-1, 3, 16}) {
     args.split_k_gate_up = bad;
     expect_invalid(can_implement(args),
@@ -332,10 +328,7 @@ TEST(ApiValidation, PreparedWeightsFilledByHandAreChecked) {
   Fixture f;
   PreparedWeights pw;
   pw.shape = shape();
-  MoeArguments args;
-  args.inputs = f.inputs();
-  args.weights = &pw;
-  args.out = f.x.data();
+  MoeArguments args = f.args(&pw);
   expect_invalid(can_implement(args),
                  "weights.w13.weight: expected a pointer from prepare_weights() or bind_prepared_weights(), got nullptr");
   pw.quant.format = WeightFormat::kGPTQ;
@@ -366,10 +359,7 @@ TEST(ApiValidation, DenseWeightsFollowTheBuild) {
   ckpt.w13.weight = ckpt.w2.weight = f.x.data();
   PreparedWeights pw;
   const Status prep = prepare_weights(shape(), DType::kBF16, ckpt, nullptr, 0, nullptr, &pw);
-  MoeArguments args;
-  args.inputs = f.inputs();
-  args.weights = &pw;
-  args.out = f.x.data();
+  MoeArguments args = f.args(&pw);
   size_t bytes = 0;
   if (!build_info().cuda) {
     EXPECT_EQ(prep.code(), StatusCode::kNotImplemented);
