@@ -173,8 +173,9 @@ cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView
 
 /// wna16_grouped_gemm: one expert GEMM over prepared int4/int8 weights for every local expert
 /// at large batch, the weights dequantized in registers into wgmma's A operand (no dense copy).
-/// Rows of expert e are the sorted positions [expert_offsets[e], expert_offsets[e + 1]); each
-/// CTA computes 128 weight rows (gate-up: 64 output columns) by tile_tokens of one expert's rows.
+/// Rows of expert e are the sorted positions [expert_offsets[e], expert_offsets[e + 1]); a tile
+/// is 128 weight rows (gate-up: 64 output columns) by tile_tokens of one expert's rows, and a
+/// persistent CTA per SM walks the tiles.
 ///   gate-up: out[pos, j] = act(g * s) * (u * s), g / u = x_row(pos) . w13[e] rows j / n_out + j,
 ///            s = topk_weights[sorted_pairs[pos]] when topk_weights is set, else 1
 ///   down:    out[pos, n] = x_row(pos) . w2[e] row n
@@ -196,8 +197,8 @@ struct Wna16GemmParams {
   const float* topk_weights = nullptr;      // gate-up: the routed weight applied on the input, or nullptr
   int32_t tile_tokens = 128;                // an expert's rows per tile: 128 or 256 (planner.h, wna16_gemm_tile_tokens)
 };
-/// The tile grid: x = token tiles (at most rows / tile_tokens + one partial tile per expert
-/// with rows), y = weight tiles.
+/// The tile space's host-known bound: x = token tiles (at most rows / tile_tokens + one
+/// partial tile per expert with rows), y = weight tiles.
 inline dim3 wna16_grouped_gemm_grid(const Wna16GemmParams& p) {
   const int64_t partial = p.rows_bound < p.num_experts ? p.rows_bound : p.num_experts;
   const int64_t tile = p.tile_tokens > 0 ? p.tile_tokens : 128;

@@ -24,8 +24,9 @@
 //    reading it has completed.
 // The prepared layout was made for the GEMV's lanes (lane q of a quad holds 8 consecutive k);
 // wgmma's natural k order wants k 2q and 2q + 1 of each 8-k run from one word, which with the
-// nibble order {0,2,4,6,1,3,5,7} is `(w >> 4q) & 0x000F000F` (int4) or bytes 2q, 2q + 1 (int8):
-// the same words, read by the four lanes of a quad alike (a shared-memory broadcast).
+// nibble order {0,2,4,6,1,3,5,7} is `(w >> 4q) & 0x000F000F` (int4) or bytes 2q, 2q + 1 of
+// the run's word q >> 1 (int8): the same words, read by the four lanes of a quad alike (a
+// shared-memory broadcast; wna16_fragment.h).
 //
 // Dequantization (wna16_dequant.cuh): (magic + q) pairs by bit operations, q - zero exactly by
 // one packed subtraction, then (q - zero) * scale rounded once to the activation type (the
