@@ -165,6 +165,14 @@ FUSEDMOE_HOST_DEVICE constexpr int wna16_stage_blocks(int bits, bool block_group
   return bits == 4 && block_groups ? 2 : 1;
 }
 
+/// The layouts the kernels that dequantize in registers read (wna16_gemv, wna16_grouped_gemm;
+/// the planner's wna16_gemv_supports on QuantParams): int4 / int8, group_size > 0 of 32 or 64,
+/// a multiple of 128 or one group per row, no act-order.
+FUSEDMOE_HOST_DEVICE inline bool wna16_register_layout(const QuantWeightsView& w) {
+  const bool groups_ok = w.groups == 1 || w.group_size == 32 || w.group_size == 64 || w.group_size % 128 == 0;
+  return (w.bits == 4 || w.bits == 8) && w.g_idx == nullptr && w.group_size > 0 && groups_ok;
+}
+
 /// wna16_gemv: small_m_splitk's weight streaming over prepared int4/int8 weights, dequantized
 /// in registers to exact integers (q - zero) for the MMAs; each 32-k step's partial sums are
 /// scaled by their group's scale in fp32 (eight n-tiles, int8 only: the weights scaled once in
@@ -205,13 +213,6 @@ inline dim3 wna16_grouped_gemm_grid(const Wna16GemmParams& p) {
   const int64_t token_tiles = p.rows_bound <= 0 ? 0 : p.rows_bound / tile + partial;
   const int64_t weight_tiles = p.gate_up ? (p.n_out + 63) / 64 : (p.n_out + 127) / 128;
   return dim3(static_cast<unsigned>(token_tiles), static_cast<unsigned>(weight_tiles));
-}
-/// The weight layouts it serves: int4 / int8, groups of 32 or 64, a multiple of 128 or one per
-/// row, no act-order.
-FUSEDMOE_HOST_DEVICE inline bool wna16_grouped_gemm_supports(const QuantWeightsView& w) {
-  const bool groups_ok = w.groups == 1 || w.group_size == 32 || w.group_size == 64 ||
-                         (w.group_size > 0 && w.group_size % 128 == 0);
-  return (w.bits == 4 || w.bits == 8) && w.g_idx == nullptr && groups_ok && w.k > 0 && w.k % 8 == 0;
 }
 cudaError_t launch_wna16_grouped_gemm(const Wna16GemmParams& p, const QuantWeightsView& w, cudaStream_t stream);
 

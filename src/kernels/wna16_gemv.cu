@@ -594,8 +594,7 @@ cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView
       p.max_active <= 0 || p.max_active > 65535) {
     return cudaErrorInvalidValue;
   }
-  const bool groups_ok = w.groups == 1 || w.group_size == 32 || w.group_size == 64 || w.group_size % 128 == 0;
-  if (w.g_idx != nullptr || !groups_ok || w.group_size <= 0 || (w.bits != 4 && w.bits != 8)) return cudaErrorInvalidValue;
+  if (!wna16_register_layout(w)) return cudaErrorInvalidValue;
   if (p.elem == ElemType::kBF16) {
     return w.bits == 4 ? launch_bits<__nv_bfloat16, 4>(p, w, stream) : launch_bits<__nv_bfloat16, 8>(p, w, stream);
   }

@@ -632,7 +632,7 @@ cudaError_t launch_type(const Wna16GemmParams& p, const QuantWeightsView& w, cud
 }  // namespace
 
 cudaError_t launch_wna16_grouped_gemm(const Wna16GemmParams& p, const QuantWeightsView& w, cudaStream_t stream) {
-  if (!wna16_grouped_gemm_supports(w) || p.k != w.k || p.k % 8 != 0 || p.n_out <= 0 || p.n_out % 8 != 0 ||
+  if (!wna16_register_layout(w) || p.k <= 0 || p.k != w.k || p.k % 8 != 0 || p.n_out <= 0 || p.n_out % 8 != 0 ||
       p.num_experts <= 0 || p.rows_bound < 0 || p.expert_offsets == nullptr || p.x == nullptr || p.out == nullptr ||
       (p.gather_topk > 0 && p.sorted_pairs == nullptr) || (p.topk_weights != nullptr && p.sorted_pairs == nullptr) ||
       (p.tile_tokens != 128 && p.tile_tokens != 256) ||
