@@ -569,6 +569,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     p.expert_offsets = al.expert_offsets;
     p.sorted_pairs = al.sorted_pairs;
     p.tile_tokens = wna16_gemm_tile_tokens(p.rows_bound, s.num_experts);
+    p.sm_count = sms;
     kernels::Wna16GemmParams gemm1 = p;
     gemm1.gate_up = true;
     gemm1.x = in.x;

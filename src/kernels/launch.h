@@ -204,6 +204,7 @@ struct Wna16GemmParams {
   const int32_t* sorted_pairs = nullptr;    // gather_topk > 0 or topk_weights set
   const float* topk_weights = nullptr;      // gate-up: the routed weight applied on the input, or nullptr
   int32_t tile_tokens = 128;                // an expert's rows per tile: 128 or 256 (planner.h, wna16_gemm_tile_tokens)
+  int32_t sm_count = 0;                     // persistent CTAs: at most one per SM
 };
 /// The tile space's host-known bound: x = token tiles (at most rows / tile_tokens + one
 /// partial tile per expert with rows), y = weight tiles.

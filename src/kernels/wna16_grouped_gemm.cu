@@ -606,13 +606,9 @@ cudaError_t launch_kernel(const Wna16GemmParams& p, const QuantWeightsView& w, c
   static const cudaError_t opt_in = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (opt_in != cudaSuccess) return opt_in;
   // Persistent: at most one CTA per SM (one fits), over the tile space's host-known bound.
-  int device = 0, sms = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (err != cudaSuccess) return err;
   const dim3 space = wna16_grouped_gemm_grid(p);
   const int64_t tiles = static_cast<int64_t>(space.x) * space.y;
-  kernel<<<static_cast<unsigned>(tiles < sms ? tiles : sms), kThreads, smem, stream>>>(p, w);
+  kernel<<<static_cast<unsigned>(tiles < p.sm_count ? tiles : p.sm_count), kThreads, smem, stream>>>(p, w);
   return cudaGetLastError();
 }
 
@@ -635,7 +631,7 @@ cudaError_t launch_wna16_grouped_gemm(const Wna16GemmParams& p, const QuantWeigh
   if (!wna16_register_layout(w) || p.k <= 0 || p.k != w.k || p.k % 8 != 0 || p.n_out <= 0 || p.n_out % 8 != 0 ||
       p.num_experts <= 0 || p.rows_bound < 0 || p.expert_offsets == nullptr || p.x == nullptr || p.out == nullptr ||
       (p.gather_topk > 0 && p.sorted_pairs == nullptr) || (p.topk_weights != nullptr && p.sorted_pairs == nullptr) ||
-      (p.tile_tokens != 128 && p.tile_tokens != 256) ||
+      (p.tile_tokens != 128 && p.tile_tokens != 256) || p.sm_count <= 0 ||
       w.n != (p.gate_up ? 2 * p.n_out : p.n_out)) {
     return cudaErrorInvalidValue;
   }
