@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "check.h"
 #include "kernels/launch.h"
@@ -88,8 +89,14 @@ Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::Alig
 }
 
 Status enqueue_gather(const MoeInputs& in, const kernels::AlignParams& al, void* rows, int32_t* row_of_pair,
-                      cudaStream_t stream) {
+                      cudaStream_t stream, const int32_t* x_order, bool by_pair) {
   kernels::GatherParams ga;
+  ga.x_order = x_order;
+  ga.topk_ids = al.topk_ids;
+  ga.expert_map = al.expert_map;
+  ga.global_experts = al.global_experts;
+  ga.num_experts = al.num_experts;
+  ga.by_pair = by_pair;
   ga.elem = elem_type(in.act_dtype);
   ga.x = in.x;
   ga.x_sorted = rows;
@@ -157,8 +164,8 @@ Status layer_can_implement(const MoeArguments& args) {
   const bool reads_in_registers = args.path == KernelPath::kSmallM || args.path == KernelPath::kGroupedMixed;
   if (is_integer_format(w.quant.format) && reads_in_registers && !wna16_gemv_supports(w.quant)) {
     return invalid_argument("path", "auto, grouped_gemm or grouped_swapped: wna16_gemv and wna16_grouped_gemm read groups of "
-                            "32, 64 or a multiple of 128 columns without act-order (group_size " + str(w.quant.group_size) +
-                            (w.quant.has_g_idx ? ", act-order" : "") + ")", to_string(args.path));
+                            "32, 64 or a multiple of 128 columns (group_size " + str(w.quant.group_size) + ")",
+                            to_string(args.path));
   }
   if (!is_integer_format(w.quant.format) && args.path == KernelPath::kGroupedMixed) {
     return invalid_argument("path", "auto, small_m, grouped_gemm or grouped_swapped for " +
@@ -203,6 +210,12 @@ Status layer_can_implement(const MoeArguments& args) {
 namespace {
 
 bool gemm1_gated(const PreparedWeights& w) { return grouped_fuses_activation(w.quant, w.gate_up_interleaved); }
+
+// Act-order integer weights (prepared with K in group order): x's columns in each expert's
+// order, prepared w13.g_idx (FORMATS.md), before GEMM1 reads them; nullptr otherwise.
+const int32_t* x_order(const PreparedWeights& w) {
+  return is_integer_format(w.quant.format) && w.quant.has_g_idx ? w.w13.g_idx : nullptr;
+}
 
 // The tile of the FP8 grouped GEMM that serves projection `which` on `path` (a grouped path) on
 // `sms` SMs: swapped, 128 weight rows (and 64 tokens); else token rows by fp8_grouped_tile_rows
@@ -290,7 +303,6 @@ kernels::QuantWeightsView quant_view(const PreparedWeights& w, Projection which)
   v.codes = static_cast<const uint32_t*>(p.weight);
   v.scales = p.scales;
   v.zeros = p.zeros;
-  v.g_idx = p.g_idx;
   v.scale_type = scale_type(w.quant.scale_dtype);
   v.bits = w.quant.bits;
   v.n = projection_rows(w.shape, which);
@@ -387,10 +399,40 @@ Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const 
 
 }  // namespace
 
+namespace {
+
+// Act-order: each expert's column order of both projections (act_order_columns, on the host:
+// the checkpoint's g_idx read back once, at load time) into the prepared g_idx slots.
+Status write_act_orders(const ProblemShape& shape, const MoeWeights& ck, cudaStream_t stream, PreparedWeights* out) {
+  for (Projection which : {Projection::kW13, Projection::kW2}) {
+    const int64_t k = projection_cols(shape, which);
+    const size_t count = static_cast<size_t>(shape.num_experts * k);
+    std::vector<int32_t> g_idx(count), order(count);
+    const int32_t* src = (which == Projection::kW13 ? ck.w13 : ck.w2).g_idx;
+    cudaError_t err = cudaMemcpyAsync(g_idx.data(), src, count * 4, cudaMemcpyDeviceToHost, stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    if (err != cudaSuccess) return cuda_error(err, std::string("reading ") + to_string(which) + ".g_idx");
+    const int64_t group_len = ck.quant.group_size == -1 ? k : ck.quant.group_size;
+    for (int64_t e = 0; e < shape.num_experts; ++e) {
+      FUSEDMOE_RETURN_IF_ERROR(act_order_columns(g_idx.data() + e * k, k, group_len,
+                                                 std::string(to_string(which)) + ".g_idx[" + str(e) + "]",
+                                                 order.data() + e * k));
+    }
+    int32_t* dst = const_cast<int32_t*>((which == Projection::kW13 ? out->w13 : out->w2).g_idx);
+    err = cudaMemcpyAsync(dst, order.data(), count * 4, cudaMemcpyHostToDevice, stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);  // `order` is freed on return
+    if (err != cudaSuccess) return cuda_error(err, std::string("writing ") + to_string(which) + "'s column order");
+  }
+  return Status();
+}
+
+}  // namespace
+
 Status gpu_prepare_quant(const ProblemShape& shape, const MoeWeights& ck, void* storage, cudaStream_t stream,
                          PreparedWeights* out) {
   const QuantParams& q = ck.quant;
   prepared_quant_pointers(shape, q, storage, &out->w13, &out->w2);
+  if (q.has_g_idx) FUSEDMOE_RETURN_IF_ERROR(write_act_orders(shape, ck, stream, out));
   for (Projection which : {Projection::kW13, Projection::kW2}) {
     const ProjectionWeights& src = which == Projection::kW13 ? ck.w13 : ck.w2;
     const ProjectionWeights& dst = which == Projection::kW13 ? out->w13 : out->w2;
@@ -408,11 +450,13 @@ Status gpu_prepare_quant(const ProblemShape& shape, const MoeWeights& ck, void* 
     rp.qweight = src.weight;
     rp.qzeros = q.has_zeros ? src.zeros : nullptr;
     rp.scales = src.scales;
-    rp.g_idx = q.has_g_idx ? src.g_idx : nullptr;
+    if (q.has_g_idx) {  // K in group order; w13's rows in w2's column order
+      rp.k_order = dst.g_idx;
+      rp.row_order = which == Projection::kW13 ? out->w2.g_idx : nullptr;
+    }
     rp.codes = static_cast<uint32_t*>(const_cast<void*>(dst.weight));
     rp.scales_out = const_cast<void*>(dst.scales);
     rp.zeros_out = const_cast<void*>(dst.zeros);
-    rp.g_idx_out = const_cast<int32_t*>(dst.g_idx);
     const cudaError_t err = kernels::launch_wna16_repack(rp, stream);
     if (err != cudaSuccess) return cuda_error(err, std::string("wna16_repack ") + to_string(which));
   }
@@ -514,7 +558,16 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
   };
   void* intermediate = at<void>(workspace, ws, "intermediate");
   if (!fp8) {
-    FUSEDMOE_RETURN_IF_ERROR(gemm(true, in.x, args.weights->w13.weight, intermediate, s.inter, s.hidden, nullptr));
+    const void* x = in.x;
+    if (const int32_t* order = x_order(*args.weights)) {
+      // Act-order: x's columns in each expert's order, a row per pair in expert_out (the down
+      // GEMV's output once the gate-up GEMV has read them), read as tokens of top-1.
+      x = at<void>(workspace, ws, "expert_out");
+      FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, const_cast<void*>(x), nullptr, stream, order, true));
+      g.topk = 1;
+    }
+    FUSEDMOE_RETURN_IF_ERROR(gemm(true, x, args.weights->w13.weight, intermediate, s.inter, s.hidden, nullptr));
+    g.topk = s.topk;
     static_assert(kOneTokenDownMinTopk == kernels::kOneTokenDownMinTopk &&
                   kOneTokenDownMaxTopk == kernels::kOneTokenDownMaxTopk);
     if (down_combines) {
@@ -574,6 +627,13 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     gemm1.gate_up = true;
     gemm1.x = in.x;
     gemm1.gather_topk = static_cast<int32_t>(s.topk);
+    if (const int32_t* order = x_order(*args.weights)) {
+      // Act-order: x's columns in each expert's order, a row per pair in `rows` (GEMM2's
+      // output once GEMM1 has read them), read as tokens of top-1.
+      FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, nullptr, stream, order, true));
+      gemm1.x = rows;
+      gemm1.gather_topk = 1;
+    }
     gemm1.out = intermediate;
     gemm1.n_out = s.inter;
     gemm1.k = s.hidden;
@@ -712,7 +772,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
 
   void* intermediate = at<void>(workspace, ws, "intermediate");
   const bool gathers = gemm1_gathers_rows(args, path, sms);  // else x's rows copied in expert order first
-  if (!gathers) FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, row_of_pair, stream));
+  if (!gathers) FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, row_of_pair, stream, x_order(*args.weights)));
 
   // One GEMM over all experts; integer weights a chunk of experts at a time, each chunk first
   // dequantized into the workspace (the scheduler reads expert_offsets from the chunk's first

@@ -32,9 +32,11 @@ Status gpu_route(const ProblemShape& shape, const RoutingConfig& routing, DType 
 /// beside_predecessor: launch_align_tokens' (the kernel before it writes nothing align reads).
 Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::AlignParams* al, cudaStream_t stream,
                      bool beside_predecessor = false);
-/// x's rows in expert order into `rows`, and row_of_pair for the combine.
+/// x's rows in expert order into `rows`, and row_of_pair for the combine (if not nullptr);
+/// act-order weights: each row's columns in its expert's order `x_order` (prepared w13.g_idx);
+/// by_pair: the rows at their pairs' indices instead.
 Status enqueue_gather(const MoeInputs& in, const kernels::AlignParams& al, void* rows, int32_t* row_of_pair,
-                      cudaStream_t stream);
+                      cudaStream_t stream, const int32_t* x_order = nullptr, bool by_pair = false);
 /// act(gate) * up of GEMM1's [rows, 2I] output, with the routed weight if it applies on input;
 /// with `amax`, also the max |value| it stores (zeroed first: a per-tensor dynamic FP8 scale's).
 Status enqueue_gated_act(const MoeInputs& in, const kernels::AlignParams& al, const float* topk_weights,

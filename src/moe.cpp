@@ -42,7 +42,7 @@ Status check_prepared_pointers(const PreparedWeights& w) {
     for (size_t i = 0; i < 4; ++i) {
       if (!needed[i]) continue;
       if (parts[i].second == nullptr) return invalid_argument(name + parts[i].first, "a " + from, "nullptr");
-      if (integer && i < 3 && reinterpret_cast<uintptr_t>(parts[i].second) % 16 != 0) {
+      if (integer && reinterpret_cast<uintptr_t>(parts[i].second) % 16 != 0) {
         return invalid_argument(name + parts[i].first, "a 16-byte aligned " + from, "address " + str(parts[i].second));
       }
     }

@@ -69,7 +69,7 @@ int64_t active_experts(int64_t pairs, int64_t num_experts) { return std::max<int
 
 bool wna16_gemv_supports(const QuantParams& q) {
   const int64_t gs = q.group_size;
-  return !q.has_g_idx && (gs == -1 || gs == 32 || gs == 64 || (gs > 0 && gs % 128 == 0));
+  return gs == -1 || gs == 32 || gs == 64 || (gs > 0 && gs % 128 == 0);
 }
 
 int32_t wna16_gemm_tile_tokens(int64_t pairs, int64_t num_experts) {

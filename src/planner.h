@@ -346,8 +346,8 @@ inline bool path_rounds_gate_up(KernelPath path, const QuantParams& quant, bool 
 }
 
 /// Whether wna16_gemv (and the mixed-input wna16_grouped_gemm, KernelPath::kGroupedMixed) reads
-/// these integer weights: groups contiguous in k (no act-order) of 32 or 64 columns, a
-/// multiple of 128, or one group per row.
+/// these integer weights: groups of 32 or 64 columns, a multiple of 128, or one group per row
+/// (act-order weights too: prepared with K in group order).
 bool wna16_gemv_supports(const QuantParams& quant);
 
 /// wna16_grouped_gemm's token rows per tile (kernels::Wna16GemmParams::tile_tokens): 256 where
@@ -358,7 +358,8 @@ int32_t wna16_gemm_tile_tokens(int64_t pairs, int64_t num_experts);
 
 /// Bytes of the prepared integer layout of one projection (launch.h, QuantWeightsView):
 /// codes [E, N, K rounded up to 128] at bits per code, scales [E, G, N] in the checkpoint's
-/// scale dtype, zeros [E, G, N] (uint8 for int4, uint16 for int8) when present, g_idx [E, K].
+/// scale dtype, zeros [E, G, N] (uint8 for int4, uint16 for int8) when present, and with
+/// act-order the projection's column order [E, K] int32 in the g_idx slot (FORMATS.md).
 /// Dense weights: `codes` is the projection [E, N, K] in 2-byte elements (w13's rows
 /// interleaved, gate_up_row()), the other parts empty.
 struct PreparedQuantSizes {

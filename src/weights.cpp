@@ -230,4 +230,29 @@ Status validate_weights(const ProblemShape& s, DType act_dtype, const MoeWeights
   return check_pointers(s, act_dtype, w.quant, Projection::kW2, w.w2);
 }
 
+Status act_order_columns(const int32_t* g_idx, int64_t k, int64_t group_len, const std::string& name,
+                         int32_t* order) {
+  const int64_t groups = group_len > 0 ? k / group_len : 0;
+  if (groups <= 0 || groups * group_len != k) {
+    return invalid_argument("group_size", "a divisor of " + str(k), str(group_len));
+  }
+  std::vector<int64_t> next(static_cast<size_t>(groups), 0);  // channels per group, then each group's next position
+  for (int64_t c = 0; c < k; ++c) {
+    const int32_t g = g_idx[c];
+    if (g < 0 || g >= groups) {
+      return invalid_argument(name + "[" + str(c) + "]", "a group in 0.." + str(groups - 1), str(g));
+    }
+    ++next[static_cast<size_t>(g)];
+  }
+  for (int64_t g = 0; g < groups; ++g) {
+    if (next[static_cast<size_t>(g)] != group_len) {
+      return invalid_argument(name, str(group_len) + " channels in every group (GPTQ act-order: g_idx[perm[i]] = i / "
+                                  "group_size)", str(next[static_cast<size_t>(g)]) + " in group " + str(g));
+    }
+    next[static_cast<size_t>(g)] = g * group_len;
+  }
+  for (int64_t c = 0; c < k; ++c) order[next[static_cast<size_t>(g_idx[c])]++] = static_cast<int32_t>(c);
+  return Status();
+}
+
 }  // namespace fusedmoe

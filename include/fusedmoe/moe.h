@@ -59,6 +59,9 @@ Status prepared_weights_size(const ProblemShape& shape, DType act_dtype,
 /// weights: w13 with gate and up rows interleaved, then w2 (the checkpoint may then be freed);
 /// or, given no storage (nullptr, 0 bytes), read in place in the checkpoint's order, at the
 /// cost of GEMM1 writing gate and up (2I columns) for a separate activation pass at prefill.
+/// GPTQ act-order: K is put in group order (each expert's g_idx read back to the host, a
+/// synchronization of `stream`, and checked: kInvalidArgument naming the expert's g_idx where
+/// a group does not hold group_size channels).
 Status prepare_weights(const ProblemShape& shape, DType act_dtype, const MoeWeights& checkpoint,
                        void* storage, size_t storage_bytes, cudaStream_t stream,
                        PreparedWeights* out);

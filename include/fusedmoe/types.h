@@ -102,7 +102,9 @@ struct QuantParams {
   int32_t group_size = 128;
   /// Integer formats: zero points present. Without them the zero is the midpoint 2^(bits-1).
   bool has_zeros = false;
-  /// GPTQ act-order: g_idx[E,K] maps each input channel to its group.
+  /// GPTQ act-order: g_idx[E,K] maps each input channel to its group, as GPTQ writes it (the
+  /// channel at position i of its quantization order is in group i / group_size, so every
+  /// group holds group_size channels; prepare_weights checks this).
   bool has_g_idx = false;
   /// GPTQ only: the classic format stores zero - 1 (true zero = stored + 1); the gptq_v2
   /// format stores the zero itself.
@@ -122,7 +124,7 @@ struct ProjectionWeights {
   const void* weight = nullptr;      ///< [w13_weight | w13_qweight]
   const void* scales = nullptr;      ///< [w13_weight_scale | w13_weight_scale_inv | w13_scales]
   const void* zeros = nullptr;       ///< [w13_qzeros]
-  const int32_t* g_idx = nullptr;    ///< [w13_g_idx], GPTQ act-order
+  const int32_t* g_idx = nullptr;    ///< [w13_g_idx], GPTQ act-order (prepared weights: the column order, FORMATS.md)
   const float* input_scale = nullptr;  ///< [w13_input_scale], FP8 kPerTensorStatic: one fp32
 };
 

@@ -135,14 +135,14 @@ constexpr int32_t one_token_down_experts(int32_t topk) { return topk <= 4 ? 4 : 
 /// k = 128 j + 32 u + 8 q + (0..7) (int4: one word per step, nibble i = k offset
 /// {0,2,4,6,1,3,5,7}[i]; int8: two words per step, bytes in k order); scales [E, G, N]
 /// (fp16, bf16 or fp32); zeros [E, G, N] true zero points (uint8 for int4, uint16 for int8:
-/// GPTQ's stored zero + 1 reaches 2^bits) or nullptr (the midpoint 2^(bits-1));
-/// g_idx [E, K] int32 (act-order) or nullptr: then the group of k is k / group_size.
+/// GPTQ's stored zero + 1 reaches 2^bits) or nullptr (the midpoint 2^(bits-1)). The group of
+/// k is k / group_size: act-order weights were prepared with K in group order (their input
+/// columns permuted, QuantRepackParams::k_order).
 enum class ScaleType { kFP16, kBF16, kFP32 };
 struct QuantWeightsView {
   const uint32_t* codes = nullptr;
   const void* scales = nullptr;
   const void* zeros = nullptr;
-  const int32_t* g_idx = nullptr;
   ScaleType scale_type = ScaleType::kFP16;
   int32_t bits = 4;          // 4 or 8
   int64_t group_size = 128;  // a multiple of 8 (wna16_gemv: 32, 64 or a multiple of 128), or K (one group per row)
@@ -167,10 +167,10 @@ FUSEDMOE_HOST_DEVICE constexpr int wna16_stage_blocks(int bits, bool block_group
 
 /// The layouts the kernels that dequantize in registers read (wna16_gemv, wna16_grouped_gemm;
 /// the planner's wna16_gemv_supports on QuantParams): int4 / int8, group_size > 0 of 32 or 64,
-/// a multiple of 128 or one group per row, no act-order.
+/// a multiple of 128 or one group per row.
 FUSEDMOE_HOST_DEVICE inline bool wna16_register_layout(const QuantWeightsView& w) {
   const bool groups_ok = w.groups == 1 || w.group_size == 32 || w.group_size == 64 || w.group_size % 128 == 0;
-  return (w.bits == 4 || w.bits == 8) && w.g_idx == nullptr && w.group_size > 0 && groups_ok;
+  return (w.bits == 4 || w.bits == 8) && w.group_size > 0 && groups_ok;
 }
 
 /// wna16_gemv: small_m_splitk's weight streaming over prepared int4/int8 weights, dequantized
@@ -355,11 +355,16 @@ struct QuantRepackParams {
   const void* qweight = nullptr;  // checkpoint tensors (docs/FORMATS.md)
   const void* qzeros = nullptr;   // nullptr: symmetric
   const void* scales = nullptr;
-  const int32_t* g_idx = nullptr;
+  // Act-order (GPTQ g_idx; act_order_columns): prepared column j of expert e reads the
+  // checkpoint's column k_order[e * K + j], which puts K in group order; w13 also takes its
+  // rows in w2's column order, row_order [E, N / 2] (prepared gate row j and up row N / 2 + j
+  // read the checkpoint's rows row_order[e][j] and N / 2 + that), so that GEMM1 writes the
+  // intermediate's columns in the order w2 reads them. nullptr: the checkpoint's order.
+  const int32_t* k_order = nullptr;
+  const int32_t* row_order = nullptr;
   uint32_t* codes = nullptr;      // prepared outputs (QuantWeightsView)
   void* scales_out = nullptr;     // [E, G, N], same scale type
   void* zeros_out = nullptr;      // [E, G, N] (uint8 / uint16) when qzeros is set
-  int32_t* g_idx_out = nullptr;   // [E, K] when g_idx is set
 };
 cudaError_t launch_wna16_repack(const QuantRepackParams& p, cudaStream_t stream);
 
@@ -381,7 +386,8 @@ cudaError_t launch_wna16_dequant(const QuantDequantParams& p, cudaStream_t strea
 inline int64_t grouped_gemv_tiles(bool gate_up, int64_t n_out) { return gate_up ? (n_out + 7) / 8 : (n_out + 15) / 16; }
 
 /// gather_rows: x_sorted[pos] = x[sorted_pairs[pos] / topk] for the live positions
-/// (pos < live_rows[0]), and row_of_pair[sorted_pairs[pos]] = pos for the combine.
+/// (pos < live_rows[0]), and row_of_pair[sorted_pairs[pos]] = pos for the combine; or, by_pair,
+/// x_sorted[pair] (the row for kernels that read x by token, with topk 1).
 struct GatherParams {
   ElemType elem = ElemType::kBF16;
   const void* x = nullptr;           // [m, hidden]
@@ -391,7 +397,16 @@ struct GatherParams {
   int32_t topk = 1;
   const int32_t* sorted_pairs = nullptr;
   const int64_t* live_rows = nullptr;  // device scalar: rows with a local expert (expert_offsets[E])
-  int32_t* row_of_pair = nullptr;    // [m * topk] out
+  int32_t* row_of_pair = nullptr;    // [m * topk] out (nullptr: not written)
+  // Act-order weights: each row's columns in its local expert's order, x_order [E, hidden]
+  // (prepared w13's k_order): column j of the row is x's column x_order[e][j], e =
+  // expert_map[topk_ids[pair]] (or topk_ids[pair] without a map). nullptr: x's order.
+  const int32_t* x_order = nullptr;
+  const int32_t* topk_ids = nullptr;
+  const int32_t* expert_map = nullptr;
+  int32_t global_experts = 0;
+  int32_t num_experts = 0;  // local
+  bool by_pair = false;  // rows stored at the pair's index instead of its sorted position
 };
 cudaError_t launch_gather_rows(const GatherParams& p, cudaStream_t stream);
 

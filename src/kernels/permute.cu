@@ -1,5 +1,6 @@
-// Data movement around the expert GEMMs: the row gather in front of the tensor-core path,
-// its gated activation between the GEMMs, and the deterministic top-k combine both paths end
+// Data movement around the expert GEMMs: the row gather in front of the tensor-core path
+// (act-order weights: in front of every path, x's columns in each expert's order), its gated
+// activation between the GEMMs, and the deterministic top-k combine both paths end
 // with. All are bound by memory: 16-byte vectors, one per thread, grid sized by the host
 // bound on rows; rows past the live count (known on the device only) exit at once. Also, once
 // at load time, dense w13's gate and up rows interleaved (one 2-byte element per thread).
@@ -25,7 +26,16 @@ unsigned blocks_for(int64_t vectors) { return static_cast<unsigned>((vectors + k
 // stores more than by loads in flight). The same for the combine at top-1 / top-2 and the
 // gated activation lost (Scout M = 64 / 256 1.010 / 1.006).
 constexpr int kGatherPerThread = 4;
-template <typename T>
+
+// Act-order: the 8 elements of x's row `x_row` at columns order[0..7] (16-byte aligned).
+__device__ __forceinline__ uint4 gather_columns(const uint16_t* x_row, const int32_t* order) {
+  const int4 lo = *reinterpret_cast<const int4*>(order);
+  const int4 hi = *reinterpret_cast<const int4*>(order + 4);
+  auto two = [&](int a, int b) { return static_cast<uint32_t>(x_row[a]) | static_cast<uint32_t>(x_row[b]) << 16; };
+  return make_uint4(two(lo.x, lo.y), two(lo.z, lo.w), two(hi.x, hi.y), two(hi.z, hi.w));
+}
+
+template <typename T, bool kOrdered>
 __global__ void __launch_bounds__(kThreads) gather_rows_kernel(GatherParams p) {
   const int64_t vecs_per_row = p.hidden / kVec;
   const int64_t total = p.rows_bound * vecs_per_row;
@@ -46,14 +56,21 @@ __global__ void __launch_bounds__(kThreads) gather_rows_kernel(GatherParams p) {
   for (int u = 0; u < kGatherPerThread; ++u) {
     if (pos[u] < live && pair[u] >= 0) {
       const int64_t token = pair[u] / p.topk;
-      val[u] = load_act(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + token * p.hidden) + v[u]);
+      if (kOrdered) {  // a live position's pair has a local expert (align placed it)
+        const int e = local_expert_of(p.topk_ids[pair[u]], p.expert_map, p.global_experts, p.num_experts);
+        val[u] = gather_columns(static_cast<const uint16_t*>(p.x) + token * p.hidden,
+                                p.x_order + static_cast<int64_t>(e < 0 ? 0 : e) * p.hidden + v[u] * kVec);
+      } else {
+        val[u] = load_act(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + token * p.hidden) + v[u]);
+      }
     }
   }
 #pragma unroll
   for (int u = 0; u < kGatherPerThread; ++u) {
     if (pos[u] < live && pair[u] >= 0) {
-      reinterpret_cast<uint4*>(static_cast<T*>(p.x_sorted) + pos[u] * p.hidden)[v[u]] = val[u];
-      if (v[u] == 0) p.row_of_pair[pair[u]] = static_cast<int32_t>(pos[u]);
+      const int64_t row = p.by_pair ? pair[u] : pos[u];
+      reinterpret_cast<uint4*>(static_cast<T*>(p.x_sorted) + row * p.hidden)[v[u]] = val[u];
+      if (v[u] == 0 && p.row_of_pair != nullptr) p.row_of_pair[pair[u]] = static_cast<int32_t>(pos[u]);
     }
   }
 }
@@ -169,12 +186,17 @@ cudaError_t launch_combine_typed(const CombineParams& p, unsigned blocks, cudaSt
 }  // namespace
 
 cudaError_t launch_gather_rows(const GatherParams& p, cudaStream_t stream) {
-  if (p.hidden % kVec != 0 || p.topk <= 0) return cudaErrorInvalidValue;
+  if (p.hidden % kVec != 0 || p.topk <= 0 || (p.x_order != nullptr && (p.topk_ids == nullptr || p.num_experts <= 0))) {
+    return cudaErrorInvalidValue;
+  }
   const int64_t total = p.rows_bound * (p.hidden / kVec);
   if (total == 0) return cudaSuccess;
   const dim3 grid(blocks_for((total + kGatherPerThread - 1) / kGatherPerThread));
-  return p.elem == ElemType::kBF16 ? launch_with_pdl(gather_rows_kernel<__nv_bfloat16>, grid, dim3(kThreads), stream, p)
-                                   : launch_with_pdl(gather_rows_kernel<__half>, grid, dim3(kThreads), stream, p);
+  if (p.x_order != nullptr) {
+    return launch_with_pdl(gather_rows_kernel<__nv_bfloat16, true>, grid, dim3(kThreads), stream, p);  // 2-byte elements
+  }
+  return p.elem == ElemType::kBF16 ? launch_with_pdl(gather_rows_kernel<__nv_bfloat16, false>, grid, dim3(kThreads), stream, p)
+                                   : launch_with_pdl(gather_rows_kernel<__half, false>, grid, dim3(kThreads), stream, p);
 }
 
 cudaError_t launch_gated_act(const GatedActParams& p, cudaStream_t stream) {

@@ -67,6 +67,18 @@ __device__ uint32_t source_zero(const QuantRepackParams& p, int64_t e, int64_t g
   return field(qz[(e * (N / pack) + n / pack) * G + g], static_cast<int>(n % pack), p.bits);
 }
 
+// The checkpoint's row of prepared row n and its column of prepared column k (act-order:
+// k_order, row_order; QuantRepackParams).
+__device__ __forceinline__ int64_t source_row(const QuantRepackParams& p, int64_t e, int64_t n) {
+  if (p.row_order == nullptr) return n;
+  const int64_t half = p.n / 2;
+  const bool up = n >= half;
+  return (up ? half : 0) + p.row_order[e * half + (up ? n - half : n)];
+}
+__device__ __forceinline__ int64_t source_col(const QuantRepackParams& p, int64_t e, int64_t k) {
+  return p.k_order == nullptr ? k : p.k_order[e * p.k + k];
+}
+
 // One thread per prepared code word.
 __global__ void repack_codes_kernel(QuantRepackParams p) {
   const int64_t row_words = quant_row_words(p.k, p.bits);
@@ -76,7 +88,7 @@ __global__ void repack_codes_kernel(QuantRepackParams p) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t row = i / row_words;  // e * N + n
-    const int64_t e = row / p.n, n = row % p.n;
+    const int64_t e = row / p.n, n = source_row(p, e, row % p.n);
     const int64_t wi = i % row_words;
     const int64_t j = wi / words_per_block;
     const int in_block = static_cast<int>(wi % words_per_block);
@@ -87,13 +99,13 @@ __global__ void repack_codes_kernel(QuantRepackParams p) {
       const int64_t k0 = j * 128 + 32 * r + 8 * q;
       for (int i8 = 0; i8 < 8; ++i8) {
         const int64_t k = k0 + kNibbleK[i8];
-        if (k < p.k) word |= source_code(p, e, n, k) << (4 * i8);
+        if (k < p.k) word |= source_code(p, e, n, source_col(p, e, k)) << (4 * i8);
       }
     } else {  // words 2u, 2u + 1 of step u: bytes in k order
       const int64_t k0 = j * 128 + 32 * (r / 2) + 8 * q + 4 * (r % 2);
       for (int b = 0; b < 4; ++b) {
         const int64_t k = k0 + b;
-        if (k < p.k) word |= source_code(p, e, n, k) << (8 * b);
+        if (k < p.k) word |= source_code(p, e, n, source_col(p, e, k)) << (8 * b);
       }
     }
     p.codes[i] = word;
@@ -108,9 +120,9 @@ __global__ void repack_groups_kernel(QuantRepackParams p) {
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t e = i / (p.groups * p.n);
     const int64_t g = (i / p.n) % p.groups;
-    const int64_t n = i % p.n;
+    const int64_t n = source_row(p, e, i % p.n);
     // moe_wna16 keeps scales as [E, N, G]; GPTQ and AWQ as [E, G, N].
-    const int64_t src = p.source == QuantSource::kMoeWNA16 ? (e * p.n + n) * p.groups + g : i;
+    const int64_t src = p.source == QuantSource::kMoeWNA16 ? (e * p.n + n) * p.groups + g : (e * p.groups + g) * p.n + n;
     if (scale_bytes == 4) {
       static_cast<float*>(p.scales_out)[i] = static_cast<const float*>(p.scales)[src];
     } else {
@@ -124,14 +136,6 @@ __global__ void repack_groups_kernel(QuantRepackParams p) {
         static_cast<uint16_t*>(p.zeros_out)[i] = static_cast<uint16_t>(z);
       }
     }
-  }
-}
-
-__global__ void copy_g_idx_kernel(QuantRepackParams p) {
-  const int64_t total = p.experts * p.k;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    p.g_idx_out[i] = p.g_idx[i];
   }
 }
 
@@ -198,7 +202,7 @@ __device__ __forceinline__ void group_params(const QuantWeightsView& w, int64_t 
   *zero_bias = kMagic + static_cast<float>(zero);
 }
 
-template <typename T, int kBits, bool kActOrder>
+template <typename T, int kBits>
 __global__ void __launch_bounds__(kDequantThreads) dequant_kernel(QuantDequantParams p, int rows_per_cta) {
   const QuantWeightsView& w = p.w;
   const int N = static_cast<int>(w.n), K = static_cast<int>(w.k);
@@ -235,11 +239,11 @@ __global__ void __launch_bounds__(kDequantThreads) dequant_kernel(QuantDequantPa
     int g = k0 / gs, rem = k0 - g * gs;
     float scale = 0.0f, zero_bias = 0.0f;
     const int last_group = static_cast<int>(w.groups) - 1;  // g stays in range even for a bad group size
-    if (!kActOrder) group_params(w, param_base, static_cast<int64_t>(min(g, last_group)) * N, midpoint, kBits, &scale, &zero_bias);
+    group_params(w, param_base, static_cast<int64_t>(min(g, last_group)) * N, midpoint, kBits, &scale, &zero_bias);
 #pragma unroll
     for (int u = 0; u < 4; ++u, k0 += 32) {
       if (k0 >= K) break;
-      if (!kActOrder && u > 0) {
+      if (u > 0) {
         const int g_was = g;
         for (rem += 32; rem >= gs; rem -= gs) ++g;
         if (g != g_was) {
@@ -249,27 +253,11 @@ __global__ void __launch_bounds__(kDequantThreads) dequant_kernel(QuantDequantPa
       const uint32_t* run = kBits == 4 ? &words[u] : &words[2 * u];
       float vals[8];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        if (kActOrder) {
-          int64_t gi = w.g_idx[static_cast<int64_t>(e) * K + k0 + i];
-          gi = gi < 0 ? 0 : gi < w.groups ? gi : w.groups - 1;  // a bad g_idx must not read out of bounds
-          group_params(w, param_base, gi * N, midpoint, kBits, &scale, &zero_bias);
-        }
-        vals[i] = (__uint_as_float(kMagicBits | run_code<kBits>(run, i)) - zero_bias) * scale;
-      }
+      for (int i = 0; i < 8; ++i) vals[i] = (__uint_as_float(kMagicBits | run_code<kBits>(run, i)) - zero_bias) * scale;
       const uint4 packed = make_uint4(pack2<T>(vals[0], vals[1]), pack2<T>(vals[2], vals[3]),
                                       pack2<T>(vals[4], vals[5]), pack2<T>(vals[6], vals[7]));
       *reinterpret_cast<uint4*>(out + k0) = packed;
     }
-  }
-}
-
-template <typename T, int kBits>
-void launch_dequant_bits(const QuantDequantParams& p, unsigned ctas, int rows_per_cta, cudaStream_t stream) {
-  if (p.w.g_idx != nullptr) {
-    dequant_kernel<T, kBits, true><<<ctas, kDequantThreads, 0, stream>>>(p, rows_per_cta);
-  } else {
-    dequant_kernel<T, kBits, false><<<ctas, kDequantThreads, 0, stream>>>(p, rows_per_cta);
   }
 }
 
@@ -279,9 +267,9 @@ cudaError_t launch_dequant_typed(const QuantDequantParams& p, cudaStream_t strea
   const int64_t ctas = (static_cast<int64_t>(p.experts) * p.w.n + rows_per_cta - 1) / rows_per_cta;
   if (ctas > 0x7fffffff) return cudaErrorInvalidValue;
   if (p.w.bits == 4) {
-    launch_dequant_bits<T, 4>(p, static_cast<unsigned>(ctas), rows_per_cta, stream);
+    dequant_kernel<T, 4><<<static_cast<unsigned>(ctas), kDequantThreads, 0, stream>>>(p, rows_per_cta);
   } else {
-    launch_dequant_bits<T, 8>(p, static_cast<unsigned>(ctas), rows_per_cta, stream);
+    dequant_kernel<T, 8><<<static_cast<unsigned>(ctas), kDequantThreads, 0, stream>>>(p, rows_per_cta);
   }
   return cudaGetLastError();
 }
@@ -289,13 +277,13 @@ cudaError_t launch_dequant_typed(const QuantDequantParams& p, cudaStream_t strea
 }  // namespace
 
 cudaError_t launch_wna16_repack(const QuantRepackParams& p, cudaStream_t stream) {
-  if ((p.bits != 4 && p.bits != 8) || p.experts <= 0 || p.n <= 0 || p.k <= 0 || p.groups <= 0) {
+  if ((p.bits != 4 && p.bits != 8) || p.experts <= 0 || p.n <= 0 || p.k <= 0 || p.groups <= 0 ||
+      (p.row_order != nullptr && p.n % 2 != 0)) {
     return cudaErrorInvalidValue;
   }
   const int64_t words = p.experts * p.n * quant_row_words(p.k, p.bits);
   repack_codes_kernel<<<grid_for(words), kThreadsPerCta, 0, stream>>>(p);
   repack_groups_kernel<<<grid_for(p.experts * p.groups * p.n), kThreadsPerCta, 0, stream>>>(p);
-  if (p.g_idx != nullptr) copy_g_idx_kernel<<<grid_for(p.experts * p.k), kThreadsPerCta, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

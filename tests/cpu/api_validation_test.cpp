@@ -276,11 +276,14 @@ TEST(ApiValidation, GroupedMixedPathTakesIntegerWeightsItReads) {
   pw.w13.scales = pw.w2.scales = f.x.data();
   const Status ok = can_implement(args);
   EXPECT_TRUE(ok.ok()) << ok.message();
-  pw.quant.has_g_idx = true;
+  pw.quant.has_g_idx = true;  // prepared with K in group order
   pw.w13.g_idx = pw.w2.g_idx = reinterpret_cast<const int32_t*>(f.x.data());
+  const Status act_order = can_implement(args);
+  EXPECT_TRUE(act_order.ok()) << act_order.message();
+  pw.quant.group_size = 16;
   expect_invalid(can_implement(args), "path: expected auto, grouped_gemm or grouped_swapped: wna16_gemv and "
-                                      "wna16_grouped_gemm read groups of 32, 64 or a multiple of 128 columns without "
-                                      "act-order (group_size 128, act-order), got grouped_mixed");
+                                      "wna16_grouped_gemm read groups of 32, 64 or a multiple of 128 columns "
+                                      "(group_size 16), got grouped_mixed");
 }
 
 TEST(ApiValidation, SplitKOverride) {

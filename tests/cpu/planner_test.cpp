@@ -7,6 +7,7 @@
 
 #include "kernels/gate_up_layout.h"
 #include "planner.h"
+#include "validate.h"
 #include "cpu/test_util.h"
 
 namespace fusedmoe {
@@ -474,11 +475,41 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   q.group_size = 96;
   EXPECT_FALSE(wna16_gemv_supports(q));
   EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
+  EXPECT_EQ(choose_path(q, 8 * kSwapMaxRows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  // Act-order weights are prepared with K in group order: the same rules as without.
   q.group_size = 128;
   q.has_g_idx = true;
-  EXPECT_FALSE(wna16_gemv_supports(q));
-  EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedSwapped);
-  EXPECT_EQ(choose_path(q, 8 * kSwapMaxRows, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_TRUE(wna16_gemv_supports(q));
+  EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
+  EXPECT_EQ(choose_path(q, 2048, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+}
+
+TEST(Planner, ActOrderColumnsPutGroupsInOrder) {
+  // GPTQ's act-order: the channel at position i of the quantization order is in group i / 4.
+  const std::vector<int32_t> perm = {5, 2, 7, 0, 3, 6, 1, 4};
+  std::vector<int32_t> g_idx(8);
+  for (int32_t i = 0; i < 8; ++i) g_idx[perm[i]] = i / 4;
+  std::vector<int32_t> order(8, -1);
+  ASSERT_TRUE(act_order_columns(g_idx.data(), 8, 4, "w13.g_idx[0]", order.data()).ok());
+  EXPECT_EQ(order, (std::vector<int32_t>{0, 2, 5, 7, 1, 3, 4, 6}));  // group 0's channels ascending, then group 1's
+  // Static groups (g_idx = k / group_size) and one group per row keep the checkpoint's order.
+  const std::vector<int32_t> natural = {0, 1, 2, 3, 4, 5, 6, 7};
+  const std::vector<int32_t> statics = {0, 0, 0, 0, 1, 1, 1, 1};
+  ASSERT_TRUE(act_order_columns(statics.data(), 8, 4, "w13.g_idx[0]", order.data()).ok());
+  EXPECT_EQ(order, natural);
+  const std::vector<int32_t> one_group(8, 0);
+  ASSERT_TRUE(act_order_columns(one_group.data(), 8, 8, "w13.g_idx[0]", order.data()).ok());
+  EXPECT_EQ(order, natural);
+  // A group out of range, a group of the wrong size: named, with the expert.
+  g_idx[6] = 2;
+  EXPECT_EQ(act_order_columns(g_idx.data(), 8, 4, "w2.g_idx[3]", order.data()).message(),
+            "w2.g_idx[3][6]: expected a group in 0..1, got 2");
+  g_idx[6] = 0;
+  EXPECT_EQ(act_order_columns(g_idx.data(), 8, 4, "w2.g_idx[3]", order.data()).message(),
+            "w2.g_idx[3]: expected 4 channels in every group (GPTQ act-order: g_idx[perm[i]] = i / group_size), "
+            "got 5 in group 0");
+  EXPECT_EQ(act_order_columns(statics.data(), 8, 3, "w13.g_idx[0]", order.data()).message(),
+            "group_size: expected a divisor of 8, got 3");
 }
 
 TEST(Planner, TopOneWritesTheOutputFromTheDownGemv) {

@@ -793,6 +793,14 @@ TEST_P(QuantLayer, GroupSizesScalesAndZeros) {
   run_quant_case(base, integer_quant(WeightFormat::kMoeWNA16, 4, 32, true, DType::kBF16));
   run_quant_case(base, integer_quant(WeightFormat::kMoeWNA16, 8, -1, true));
   run_quant_case(custom(33, 16, 768, 384, 2, "skewed"), integer_quant(WeightFormat::kGPTQ, 4, 96, true));  // not read by wna16_gemv
+  // Act-order (K put in group order at load time; x's columns gathered per expert): groups of
+  // 32 and 64 (a scale per 32-k step), one group per row, int8, fp32 scales.
+  for (QuantParams q : {integer_quant(WeightFormat::kGPTQ, 4, 32, true), integer_quant(WeightFormat::kGPTQ, 8, 64, false),
+                        integer_quant(WeightFormat::kGPTQ, 4, -1, true),
+                        integer_quant(WeightFormat::kGPTQ, 4, 256, false, DType::kFP32)}) {
+    q.has_g_idx = true;
+    run_quant_case(base, q);
+  }
 }
 
 TEST_P(QuantLayer, BenchShapes) {
@@ -835,6 +843,17 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
   }
   GpuCase scout = bench_case("llama4_scout_tp8", 9);  // weight applied on input
   run_quant_case(scout, awq);
+  // Act-order under an expert map (the column gather finds each pair's local expert), over K =
+  // 2880 / 1408 (partial 128-k blocks), with fp16, at decode and past the GEMV.
+  QuantParams act_order = integer_quant(WeightFormat::kGPTQ, 4, 64, true);
+  act_order.has_g_idx = true;
+  for (int64_t m : {3, 300}) {
+    GpuCase ao = custom(m, 32, 2880, 1408, 4, "uniform");
+    ao.ep_half = true;
+    ao.act = m == 3 ? DType::kBF16 : DType::kFP16;
+    ao.sample_rows = 16;
+    run_quant_case(ao, act_order);
+  }
   // Four n-tiles (> 6 tokens per expert) over K = 2880 and 704 (partial 128-k blocks) in
   // several passes of 32 tokens: on small_m the CTA's shared x rows, zero-filled past K and
   // past the expert's tokens; groups of 64 (a scale per 32-k step) and one per row, int4 and
@@ -881,6 +900,38 @@ TEST_P(QuantLayer, RoundTripFromBf16) {
       run_quant_case(c, q);
     }
   }
+}
+
+TEST_P(QuantLayer, ActOrderCudaGraphReplaysWithNewRouting) {
+  REQUIRE_GPU();
+  // The act-order column gather inside a captured layer, replayed with other routing.
+  GpuCase c = custom(24, 16, 1024, 512, 4, "skewed");
+  c.quant = named_precision("w4a16_gptq_actorder");
+  c.path = g_path;
+  run_graph_replay_case(c);
+}
+
+TEST(QuantPrepare, ActOrderNeedsGptqGroups) {
+  REQUIRE_GPU();
+  // prepare_weights puts K in group order, which needs g_idx as GPTQ writes it (every group
+  // group_size channels): otherwise an error naming the expert's g_idx, not a wrong layout.
+  const ProblemShape s = custom(1, 4, 256, 128, 2, "uniform").shape;
+  QuantParams q = integer_quant(WeightFormat::kGPTQ, 4, 64, true);
+  q.has_g_idx = true;
+  ref::Checkpoint ck;
+  ASSERT_TRUE(ref::make_random_checkpoint(s, DType::kBF16, q, 7, &ck).ok());
+  tools::GpuLayer good;
+  const Status ok = good.load_weights(s, DType::kBF16, ck, nullptr);
+  EXPECT_TRUE(ok.ok()) << ok.message();
+  int32_t* g_idx = reinterpret_cast<int32_t*>(ck.find("w2.g_idx")->data()) + 2 * s.inter;  // expert 2 of w2
+  int c = 0;
+  while (g_idx[c] != 0) ++c;
+  g_idx[c] = 1;  // group 0 keeps 63 channels, group 1 gets 65
+  tools::GpuLayer bad;
+  const Status st = bad.load_weights(s, DType::kBF16, ck, nullptr);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "w2.g_idx[2]: expected 64 channels in every group (GPTQ act-order: g_idx[perm[i]] = i / "
+                          "group_size), got 63 in group 0");
 }
 
 TEST(QuantLayerAuto, LargeBatch) {
