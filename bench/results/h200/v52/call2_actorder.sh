@@ -29,23 +29,7 @@ timeout 150 $B bench --precision w4a16_gptq_actorder --path grouped_gemm $P > "$
 timeout 150 $B bench --precision w4a16 --path auto $P > "$W/bench_w4a16_auto.txt" 2>&1
 echo "benches $(( $(date +%s) - t0 )) s" >> "$W/info.txt"
 cat "$W/info.txt"; grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|result" "$W"/*check_m*.txt
-python3 - "$W" <<'PY'
-import sys
-W = sys.argv[1]
-def load(f):
-    d = {}
-    try:
-        for l in open(f):
-            p = l.split()
-            if len(p) > 8 and p[1].isdigit():
-                d[(p[0], int(p[1]))] = float(p[3])
-    except OSError:
-        pass
-    return d
-A, D, N = (load(f"{W}/bench_{n}.txt") for n in ("actorder_auto", "actorder_dequant", "w4a16_auto"))
-for k in sorted(A):
-    print(f"{k[0]:22s} {k[1]:5d} act-order auto {A[k]:8.1f} dequant {D.get(k, 0):8.1f} "
-          f"plain w4a16 {N.get(k, 0):8.1f} auto/dequant {A[k] / D[k] if D.get(k) else 0:.3f} "
-          f"auto/plain {A[k] / N[k] if N.get(k) else 0:.3f}")
-PY
+# act-order on auto against the dequant path (ratio auto / dequant), then plain w4a16's table
+python3 scripts/bench_compare.py "$W/bench_actorder_dequant.txt" "$W/bench_actorder_auto.txt" --slower 1.0 | tail -60
+grep -E "^[a-z0-9_]+ +[0-9]+ " "$W/bench_w4a16_auto.txt" | awk '{print $1, $2, $3, $4}'
 tar czf "$OUT/call2.tgz" -C "$W" . && rm -rf "$W"
