@@ -504,6 +504,9 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
       const int s = static_cast<int>(it % kStages);
       cutlass::arch::ClusterBarrier::wait(&full[s], static_cast<uint32_t>((it / kStages) & 1));
       cutlass::arch::fence_view_async_shared();  // cp.async's writes, before wgmma reads them
+      // CUTLASS's wait and fence have no memory clobber: the codes' and scales' loads below
+      // must not be scheduled above them.
+      asm volatile("" ::: "memory");
       const unsigned char* side = smem + L::kSideBase + s * L::kSideBytes;
       const unsigned char* codes = side + L::kCodeOffset;
       const unsigned char* params = side + L::kScaleOffset;
@@ -532,7 +535,9 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
             g_lo = row_group<T, kBits>(params, gi, r_lo, w.scale_type, has_zeros);
             g_hi = row_group<T, kBits>(params, gi, r_hi, w.scale_type, has_zeros);
           }
-          uint32_t* frag = a[slice & 1];
+          // Consecutive slices alternate between the two A buffers (u runs 0..3 in each half,
+          // so the last slice of a half and the first of the next differ too).
+          uint32_t* frag = a[u & 1];
           // Runs 0 and 1 of the slice (k + 0..7, + 8..15): quarters 2h and 2h + 1, step u, in
           // the half's words from kWords * h on (wgmma_fragment_word, checked on the CPU;
           // compile-time once the loops are unrolled).
@@ -558,7 +563,7 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
 #pragma unroll
           for (int i = 0; i < 4; ++i) cute::warpgroup_fence_operand(frag[i]);
           cute::warpgroup_arrive();
-          wgmma<T, kTileTokens>(a[slice & 1], smem_desc(b_addr), acc);
+          wgmma<T, kTileTokens>(a[u & 1], smem_desc(b_addr), acc);
           cute::warpgroup_commit_batch();
           cute::warpgroup_wait<1>();  // the slice before this one has completed: its A registers are free
 #pragma unroll
