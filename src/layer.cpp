@@ -240,7 +240,7 @@ Fp8Tile fp8_tile(const MoeArguments& args, KernelPath path, Projection which, in
 // its e4m3 codes, fp8_gemm1_gathers): then no gather kernel runs (FP8: x is quantized once
 // per token) and align writes row_of_pair.
 bool gemm1_gathers_rows(const MoeArguments& args, KernelPath path, int32_t sms) {
-  if (path == KernelPath::kGroupedMixed) return true;  // wna16_grouped_gemm reads x's rows by token
+  if (path == KernelPath::kGroupedMixed) return false;  // wna16_grouped_gemm reads x's rows by TMA, gathered first
   const ProblemShape& s = args.inputs.shape;
   const QuantParams& q = args.weights->quant;
   if (is_fp8_format(q.format)) {
@@ -610,9 +610,10 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   const bool fp8 = is_fp8_format(quant.format);
 
   if (path == KernelPath::kGroupedMixed) {
-    // Integer weights, each GEMM one wna16_grouped_gemm launch over every expert: GEMM1 reads
-    // x's rows by token (align wrote row_of_pair for the combine) and writes the activation,
-    // GEMM2 reads it and writes its rows in expert order.
+    // Integer weights, each GEMM one wna16_grouped_gemm launch over every expert: x's rows
+    // gathered in expert order into `rows` (act-order: their columns in each expert's order;
+    // the gather writes row_of_pair for the combine), GEMM1 reads them by TMA and writes the
+    // activation, GEMM2 reads it and writes its rows in expert order into `rows`.
     void* intermediate = at<void>(workspace, ws, "intermediate");
     kernels::Wna16GemmParams p;
     p.elem = elem;
@@ -623,17 +624,10 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     p.sorted_pairs = al.sorted_pairs;
     p.tile_tokens = wna16_gemm_tile_tokens(p.rows_bound, s.num_experts);
     p.sm_count = sms;
+    FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, row_of_pair, stream, x_order(*args.weights)));
     kernels::Wna16GemmParams gemm1 = p;
     gemm1.gate_up = true;
-    gemm1.x = in.x;
-    gemm1.gather_topk = static_cast<int32_t>(s.topk);
-    if (const int32_t* order = x_order(*args.weights)) {
-      // Act-order: x's columns in each expert's order, a row per pair in `rows` (GEMM2's
-      // output once GEMM1 has read them), read as tokens of top-1.
-      FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, nullptr, stream, order, true));
-      gemm1.x = rows;
-      gemm1.gather_topk = 1;
-    }
+    gemm1.x = rows;
     gemm1.out = intermediate;
     gemm1.n_out = s.inter;
     gemm1.k = s.hidden;

@@ -184,24 +184,23 @@ cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView
 /// Rows of expert e are the sorted positions [expert_offsets[e], expert_offsets[e + 1]); a tile
 /// is 128 weight rows (gate-up: 64 output columns) by tile_tokens of one expert's rows, and a
 /// persistent CTA per SM walks the tiles.
-///   gate-up: out[pos, j] = act(g * s) * (u * s), g / u = x_row(pos) . w13[e] rows j / n_out + j,
+///   gate-up: out[pos, j] = act(g * s) * (u * s), g / u = x[pos] . w13[e] rows j / n_out + j,
 ///            s = topk_weights[sorted_pairs[pos]] when topk_weights is set, else 1
-///   down:    out[pos, n] = x_row(pos) . w2[e] row n
-/// x_row(pos): with gather_topk > 0, x[sorted_pairs[pos] / gather_topk] of x [tokens, k] (GEMM1
-/// reads x's rows itself), else x[pos] of x [rows, k] in expert order.
+///   down:    out[pos, n] = x[pos] . w2[e] row n
+/// x [rows_bound, k] is in expert order (GEMM1: x's rows gathered first), read by TMA: 16-byte
+/// aligned, rows_bound < 2^31.
 struct Wna16GemmParams {
   ElemType elem = ElemType::kBF16;
   bool gate_up = true;
   GatedAct act = GatedAct::kSilu;
-  const void* x = nullptr;
-  int32_t gather_topk = 0;
+  const void* x = nullptr;  // [rows_bound, k] by sorted position
   void* out = nullptr;      // [rows, n_out] by sorted position
   int64_t n_out = 0;        // gate-up: I; down: H (a multiple of 8)
   int64_t k = 0;            // a multiple of 8
   int32_t num_experts = 0;  // local experts
   int64_t rows_bound = 0;   // host-known bound on the rows (m * topk): the grid
   const int64_t* expert_offsets = nullptr;  // [num_experts + 1]
-  const int32_t* sorted_pairs = nullptr;    // gather_topk > 0 or topk_weights set
+  const int32_t* sorted_pairs = nullptr;    // where topk_weights is set
   const float* topk_weights = nullptr;      // gate-up: the routed weight applied on the input, or nullptr
   int32_t tile_tokens = 128;                // an expert's rows per tile: 128 or 256 (planner.h, wna16_gemm_tile_tokens)
   int32_t sm_count = 0;                     // persistent CTAs: at most one per SM

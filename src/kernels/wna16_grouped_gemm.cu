@@ -9,11 +9,13 @@
 // column; down: 128 rows) by kTileTokens (128 or 256) rows of one expert, over the whole K, in
 // 128-k blocks (one prepared block, docs/FORMATS.md) per pipeline stage. The kernel is
 // persistent (one CTA per SM walks the tiles; the pipeline runs on from one tile to the next):
-//  - warpgroup 0 (the producer) copies each stage with cp.async: the block's codes of the
-//    tile's rows, its group scales and zero points, and the token rows' 128 k (gathered by
-//    sorted_pairs where GEMM1 reads x by token), into wgmma's 128-byte-swizzled K-major layout
-//    (two 64-k halves); zero-filled past K and past the expert's rows. Each thread's copies
-//    arrive on the stage's full barrier when they land (cp.async.mbarrier.arrive.noinc).
+//  - warpgroup 0 (the producer) fills each stage: one thread loads the token rows' 128 k by TMA
+//    (x's rows by sorted position, two 64-k boxes of kTileTokens rows in wgmma's 128-byte
+//    swizzle, zero-filled past K and past x's rows; rows of the next expert that a partial tile
+//    reads are computed and never stored), and every thread copies with cp.async the block's
+//    codes of the tile's rows, its group scales and zero points. The stage's full barrier
+//    completes once the TMA's bytes have landed and every thread's copies have arrived
+//    (cp.async.mbarrier.arrive.noinc).
 //  - warpgroups 1 and 2 (the consumers, 64 weight rows each) wait for the stage, read their
 //    rows' codes from shared memory, dequantize them into wgmma's A fragment (thread (g, q) of
 //    warp w: rows 16 w + g and + 8, k 2q, 2q + 1, 2q + 8, 2q + 9 of each 16-k slice), and issue
@@ -34,7 +36,9 @@
 // dense GEMM: one rounding per weight, fp32 accumulation. int8 with bf16 goes through fp32.
 //
 // Requires: group_size a multiple of 32 dividing 128 or a multiple of 128, or one group per
-// row; groups contiguous in k (no act-order); K and n_out multiples of 8.
+// row; groups contiguous in k (act-order: K in group order at load time); K and n_out
+// multiples of 8; x 16-byte aligned.
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -44,6 +48,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "cute/arch/copy_sm90_desc.hpp"
+#include "cute/arch/copy_sm90_tma.hpp"
 #include "cute/arch/mma_sm90_gmma.hpp"
 #include "cutlass/arch/barrier.h"
 #include "cutlass/arch/reg_reconfig.h"
@@ -85,8 +91,8 @@ constexpr int kMaxPrefixExperts = 256;
 // repeats every 8 rows of 128 bytes, on absolute addresses, so each stage starts at a 1024-byte
 // boundary); then per stage the codes [row][block] (each row's 16-byte chunks XOR-swizzled so
 // that the 8 rows a warp reads at once fall in different banks), the scales [group][row] in
-// the checkpoint's type and the zero points [group][row]; then each token row's row of x, the
-// stages' full and empty barriers and the tile.
+// the checkpoint's type and the zero points [group][row]; then the stages' full and empty
+// barriers and the tile.
 template <int kBits, int kTileTokens>
 struct SmemLayout {
   static constexpr int kXHalfBytes = kTileTokens * 128;  // 64 k of the token rows
@@ -100,14 +106,13 @@ struct SmemLayout {
   static constexpr int kScaleOffset = kTileRows * kCodeRowBytes;
   static constexpr int kZeroOffset = kScaleOffset + kScaleRegion;
   static constexpr int kSideBytes = kZeroOffset + kMaxGroupsPerBlock * kTileRows * kZeroBytes;
-  static constexpr int kTailBytes = kTileTokens * 4 + 2 * kMaxStages * 8 + 16 + (kMaxPrefixExperts + 1) * 4;
+  static constexpr int kTailBytes = 2 * kMaxStages * 8 + 16 + (kMaxPrefixExperts + 1) * 4;
   static constexpr int kStages = (static_cast<int>(kMaxSmemBytes) - 1024 - kTailBytes) / (kXStageBytes + kSideBytes) < kMaxStages
                                      ? (static_cast<int>(kMaxSmemBytes) - 1024 - kTailBytes) / (kXStageBytes + kSideBytes)
                                      : kMaxStages;
   static_assert(kStages >= 2, "a double-buffered pipeline");
   static constexpr int kSideBase = kStages * kXStageBytes;
-  static constexpr int kXRowOffset = kSideBase + kStages * kSideBytes;
-  static constexpr int kBarrierOffset = kXRowOffset + kTileTokens * 4;  // full[kStages], empty[kStages]
+  static constexpr int kBarrierOffset = kSideBase + kStages * kSideBytes;  // full[kStages], empty[kStages]
   static constexpr int kTileOffset = kBarrierOffset + 2 * kMaxStages * 8;  // the live token tiles (int64)
   static constexpr int kPrefixOffset = kTileOffset + 16;                     // the tiles' prefix sums
   static constexpr size_t kSmemBytes = size_t{1} * kPrefixOffset + (kMaxPrefixExperts + 1) * 4 + 1024;  // + the alignment
@@ -302,13 +307,13 @@ __device__ TileInfo find_tile_global(const Wna16GemmParams& p, int lane, int64_t
 // tile's rows itself; their pipeline's stage counter runs on across tiles, so the producer
 // loads the next tile while the consumers finish the current one and store it.
 template <typename T, int kBits, bool kGateUp, int kTileTokens>
-__global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const Wna16GemmParams p, const QuantWeightsView w) {
+__global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const Wna16GemmParams p, const QuantWeightsView w,
+                                                                       const __grid_constant__ CUtensorMap x_map) {
   using L = SmemLayout<kBits, kTileTokens>;
   constexpr int kStages = L::kStages;
   constexpr int kAcc = kTileTokens / 2;  // accumulators per consumer thread
   extern __shared__ __align__(16) unsigned char smem_raw[];
   unsigned char* const smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
-  int32_t* const s_xrow = reinterpret_cast<int32_t*>(smem + L::kXRowOffset);  // each token row's row of x
   uint64_t* const full = reinterpret_cast<uint64_t*>(smem + L::kBarrierOffset);
   uint64_t* const empty = full + kMaxStages;
   int64_t* const s_live_tiles = reinterpret_cast<int64_t*>(smem + L::kTileOffset);
@@ -319,7 +324,7 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
   const bool shared_prefix = p.num_experts <= kMaxPrefixExperts;
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      cutlass::arch::ClusterBarrier::init(&full[s], 128);   // every producer thread's copies
+      cutlass::arch::ClusterBarrier::init(&full[s], 128);   // every producer thread's copies (and the TMA's bytes)
       cutlass::arch::ClusterBarrier::init(&empty[s], 256);  // every consumer thread
     }
     cutlass::arch::fence_barrier_init();
@@ -379,33 +384,52 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
   if (tid < 128) {
     // ---------------------------------------------------------------- producer
     cutlass::arch::warpgroup_reg_dealloc<kProducerRegs>();
-    const T* x = static_cast<const T*>(p.x);
-    // Token rows: thread (row_base = tid / 16, c = tid % 16) copies chunk c (8 k) of rows
-    // row_base + 8 i, i < kTileTokens / 8 (two rows of 256 bytes per warp instruction: whole
-    // sectors).
-    const int xc = tid & 15, x_row_base = tid >> 4;
-    const uint32_t x_dst0 = static_cast<uint32_t>((xc >> 3) * L::kXHalfBytes + x_row_base * 128 + 16 * ((xc & 7) ^ x_row_base));
+    if (tid == 0) cute::prefetch_tma_descriptor(&x_map);
     // Codes: chunk c of row r for chunk index ci = tid + 128 i (a warp instruction covers whole
     // rows' blocks).
     constexpr int kCodeCopies = kTileRows * L::kCodeChunks / 128;
     const int cc = tid % L::kCodeChunks;
     const int c_row0 = tid / L::kCodeChunks;
+    // Scales and zero points: per group of the block, two runs of 64 rows (gate-up: the gate
+    // rows and the up rows of the tile's columns; down: rows 0-63 and 64-127), in 16-byte copies
+    // of scales and 8-byte copies of zeros; copy ci = tid + 128 j (at most 192 per block). Which
+    // group, run and part a thread copies is the same in every block, so it is worked out once.
     const int zb = kBits == 4 ? 1 : 2;
+    const int scale_copies = 4 * sb;                          // per run
+    const int zero_copies = w.zeros != nullptr ? 8 * zb : 0;  // per run
+    const int per_run = scale_copies + zero_copies;
+    const int side_total = groups_per_block * 2 * per_run;
+    struct SideCopy {
+      int gi, run, unit;    // group within the block, run, first unit (column / row) past the run's first
+      int bytes, elem;      // 16 (scales) or 8 (zeros); bytes per element
+      int chunk;            // byte offset within the run's row range
+      uint32_t dst;         // shared-memory offset within the stage's side
+      const char* base;     // w.scales or w.zeros
+    };
+    SideCopy sc[2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int ci = tid + 128 * j;
+      const int part = ci % per_run;
+      const bool scale = part < scale_copies;
+      const int zpart = part - scale_copies;
+      sc[j].gi = ci / (2 * per_run);
+      sc[j].run = (ci / per_run) & 1;
+      sc[j].bytes = scale ? 16 : 8;
+      sc[j].elem = scale ? sb : zb;
+      sc[j].chunk = scale ? 16 * part : 8 * zpart;
+      sc[j].unit = scale ? part * (16 / sb) : zpart * (8 / zb);
+      sc[j].dst = scale ? L::kScaleOffset + (sc[j].gi * kTileRows + 64 * sc[j].run) * sb + 16 * part
+                        : L::kZeroOffset + (sc[j].gi * kTileRows + 64 * sc[j].run) * zb + 8 * zpart;
+      sc[j].base = static_cast<const char*>(scale ? w.scales : w.zeros);
+    }
+    // Block b's first group: b * groups_per_block, or (groups spanning blocks) b / blocks per
+    // group, counted rather than divided; clamped to the last group (per-channel: 0; past K).
+    const int blocks_per_group = block_groups && w.groups > 1 ? static_cast<int>(w.group_size / 128) : 1;
     int64_t it = 0;  // blocks issued, over all tiles: stage it % kStages
     for (int64_t idx = blockIdx.x; idx < tiles; idx += gridDim.x) {
       const TileInfo tile = find(idx);
       const int64_t unit0 = unit_of(idx);
-      // Every producer thread has issued the previous tile's copies (which read s_xrow).
-      asm volatile("bar.sync 1, 128;\n" ::: "memory");
-      for (int r = tid; r < kTileTokens; r += 128) {
-        int32_t xr = 0;
-        if (r < tile.live) {
-          const int64_t pos = tile.row0 + r;
-          xr = p.gather_topk > 0 ? p.sorted_pairs[pos] / p.gather_topk : static_cast<int32_t>(pos);
-        }
-        s_xrow[r] = xr;
-      }
-      asm volatile("bar.sync 1, 128;\n" ::: "memory");
       // Weight row of the tile's row r (clamped to the expert's last row; rows past the end
       // are computed and never stored).
       auto weight_row = [&](int r) -> int64_t {
@@ -416,58 +440,60 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
         const int64_t n = unit0 + r;
         return n < p.n_out ? n : p.n_out - 1;
       };
-      const uint32_t* codes = w.codes + static_cast<int64_t>(tile.expert) * rows_total * row_words;
+      // The tile's code rows (block 0) and scale / zero runs (group 0); per block and group
+      // only an offset is added.
+      const uint32_t* code_src[kCodeCopies];
+      const uint32_t* const codes = w.codes + static_cast<int64_t>(tile.expert) * rows_total * row_words + 4 * cc;
+#pragma unroll
+      for (int i = 0; i < kCodeCopies; ++i) code_src[i] = codes + weight_row(c_row0 + i * (128 / L::kCodeChunks)) * row_words;
       const int64_t group0 = static_cast<int64_t>(tile.expert) * w.groups * rows_total;
+      const char* side_src[2];
+      bool side_ok[2];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int64_t run_unit = kGateUp ? unit0 : unit0 + 64 * sc[j].run;  // first column / row of the run
+        const int64_t run_row = kGateUp ? sc[j].run * p.n_out + unit0 : unit0 + 64 * sc[j].run;
+        side_ok[j] = tid + 128 * j < side_total && run_unit + sc[j].unit < p.n_out && sc[j].base != nullptr;
+        side_src[j] = sc[j].base + (side_ok[j] ? (group0 + run_row) * sc[j].elem + sc[j].chunk : 0);
+      }
+      int g_first = 0, g_step = 0;
       for (int b = 0; b < blocks; ++b, ++it) {
         const int s = static_cast<int>(it % kStages);
         if (it >= kStages) cutlass::arch::ClusterBarrier::wait(&empty[s], static_cast<uint32_t>((it / kStages) & 1) ^ 1u);
-        const uint32_t st = stage0 + s * L::kXStageBytes;               // token rows
         const uint32_t side = stage0 + L::kSideBase + s * L::kSideBytes;  // codes, scales, zeros
-        // The token rows' 128 k of block b.
-        const int64_t k0 = int64_t{128} * b + 8 * xc;
-        const bool k_ok = k0 < K;
-#pragma unroll
-        for (int i = 0; i < kTileTokens / 8; ++i) {
-          const int r = x_row_base + 8 * i;
-          const bool ok = k_ok && r < tile.live;
-          const T* src = x + static_cast<int64_t>(s_xrow[r]) * K + (k_ok ? k0 : 0);
-          cp_async16_zfill(st + x_dst0 + i * 1024, src, ok);
+        // The token rows' 128 k of block b: two boxes of 64 k (rows < 2^31, checked at launch).
+        if (tid == 0) {
+          cutlass::arch::ClusterTransactionBarrier::expect_transaction(&full[s], L::kXStageBytes);
+          unsigned char* const st = smem + s * L::kXStageBytes;
+          const int32_t row0 = static_cast<int32_t>(tile.row0);
+          const uint64_t hint = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL);
+          cute::SM90_TMA_LOAD_2D::copy(&x_map, &full[s], hint, st, 128 * b, row0);
+          cute::SM90_TMA_LOAD_2D::copy(&x_map, &full[s], hint, st + L::kXHalfBytes, 128 * b + 64, row0);
         }
         // The codes of block b.
 #pragma unroll
         for (int i = 0; i < kCodeCopies; ++i) {
           const int r = c_row0 + i * (128 / L::kCodeChunks);
-          const uint32_t* src = codes + weight_row(r) * row_words + static_cast<int64_t>(b) * (L::kCodeChunks * 4) + 4 * cc;
-          cp_async16_zfill(side + L::kCodeOffset + r * L::kCodeRowBytes + 16 * (cc ^ code_swizzle<kBits>(r)), src, true);
+          cp_async16_zfill(side + L::kCodeOffset + r * L::kCodeRowBytes + 16 * (cc ^ code_swizzle<kBits>(r)),
+                           code_src[i] + b * (L::kCodeChunks * 4), true);
         }
-        // The block's groups' scales and zero points: per group, two runs of 64 rows (gate-up:
-        // the gate rows and the up rows of the tile's columns; down: rows 0-63 and 64-127), in
-        // 16-byte copies of scales and 8-byte copies of zeros.
-        const int scale_copies = 4 * sb;                          // per run
-        const int zero_copies = w.zeros != nullptr ? 8 * zb : 0;  // per run
-        const int per_run = scale_copies + zero_copies;
-        const int total = groups_per_block * 2 * per_run;
-        for (int ci = tid; ci < total; ci += 128) {
-          const int gi = ci / (2 * per_run);
-          const int run = (ci / per_run) & 1;
-          const int part = ci % per_run;
-          int64_t g = w.groups == 1 ? 0 : (int64_t{128} * b) / w.group_size + gi;
-          g = g < w.groups - 1 ? g : w.groups - 1;  // blocks past K
-          const int64_t run_unit = kGateUp ? unit0 : unit0 + 64 * run;  // first column / row of the run
-          const int64_t run_row = kGateUp ? run * p.n_out + unit0 : unit0 + 64 * run;
-          const int64_t at = group0 + g * rows_total + run_row;  // element index of the run's first row
-          if (part < scale_copies) {
-            const int rows_per = 16 / sb;
-            const bool ok = run_unit + part * rows_per < p.n_out;
-            const char* src = static_cast<const char*>(w.scales) + (ok ? at * sb + 16 * part : 0);
-            cp_async16_zfill(side + L::kScaleOffset + (gi * kTileRows + 64 * run) * sb + 16 * part, src, ok);
+        // The block's groups' scales and zero points.
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          if (tid + 128 * j >= side_total) break;
+          int64_t g = g_first + sc[j].gi;
+          g = g < w.groups - 1 ? g : w.groups - 1;
+          const char* src = side_src[j] + (side_ok[j] ? g * rows_total * sc[j].elem : 0);
+          if (sc[j].bytes == 16) {
+            cp_async16_zfill(side + sc[j].dst, src, side_ok[j]);
           } else {
-            const int zpart = part - scale_copies;
-            const int rows_per = 8 / zb;
-            const bool ok = run_unit + zpart * rows_per < p.n_out;
-            const char* src = static_cast<const char*>(w.zeros) + (ok ? at * zb + 8 * zpart : 0);
-            cp_async8_zfill(side + L::kZeroOffset + (gi * kTileRows + 64 * run) * zb + 8 * zpart, src, ok);
+            cp_async8_zfill(side + sc[j].dst, src, side_ok[j]);
           }
+        }
+        if (block_groups) {
+          if (++g_step == blocks_per_group) g_step = 0, ++g_first;
+        } else {
+          g_first += groups_per_block;
         }
         cutlass::arch::cpasync_barrier_arrive_noinc(&full[s]);
       }
@@ -503,9 +529,9 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
     for (int b = 0; b < blocks; ++b, ++it) {
       const int s = static_cast<int>(it % kStages);
       cutlass::arch::ClusterBarrier::wait(&full[s], static_cast<uint32_t>((it / kStages) & 1));
-      cutlass::arch::fence_view_async_shared();  // cp.async's writes, before wgmma reads them
-      // CUTLASS's wait and fence have no memory clobber: the codes' and scales' loads below
-      // must not be scheduled above them.
+      // wgmma reads only the TMA's rows (the async proxy, as TMA writes them: no proxy fence);
+      // CUTLASS's wait has no memory clobber: the codes' and scales' loads below must not be
+      // scheduled above it.
       asm volatile("" ::: "memory");
       const unsigned char* side = smem + L::kSideBase + s * L::kSideBytes;
       const unsigned char* codes = side + L::kCodeOffset;
@@ -604,16 +630,49 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
   }
 }
 
+// cuTensorMapEncodeTiled from the driver (through the runtime: no link against libcuda), once.
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                                 const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+EncodeTiled encode_tiled() {
+  static const EncodeTiled fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    const cudaError_t err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found);
+    return err == cudaSuccess && found == cudaDriverEntryPointSuccess ? reinterpret_cast<EncodeTiled>(f) : nullptr;
+  }();
+  return fn;
+}
+
+// x [rows_bound, k] of T as TMA boxes of 64 k by kTileTokens rows in the 128-byte swizzle (one
+// stage's half); reads past either extent are zero-filled.
+template <typename T, int kTileTokens>
+cudaError_t x_tensor_map(const Wna16GemmParams& p, CUtensorMap* map) {
+  const EncodeTiled encode = encode_tiled();
+  if (encode == nullptr) return cudaErrorNotSupported;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(p.k), static_cast<cuuint64_t>(p.rows_bound)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(p.k) * sizeof(T)};
+  const cuuint32_t box[2] = {64, kTileTokens};
+  const cuuint32_t steps[2] = {1, 1};
+  const CUtensorMapDataType type = std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUresult r = encode(map, type, 2, const_cast<void*>(p.x), dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
 template <typename T, int kBits, bool kGateUp, int kTileTokens>
 cudaError_t launch_kernel(const Wna16GemmParams& p, const QuantWeightsView& w, cudaStream_t stream) {
   constexpr auto kernel = wna16_grouped_gemm_kernel<T, kBits, kGateUp, kTileTokens>;
   constexpr size_t smem = SmemLayout<kBits, kTileTokens>::kSmemBytes;
   static const cudaError_t opt_in = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (opt_in != cudaSuccess) return opt_in;
+  CUtensorMap x_map;
+  const cudaError_t mapped = x_tensor_map<T, kTileTokens>(p, &x_map);
+  if (mapped != cudaSuccess) return mapped;
   // Persistent: at most one CTA per SM (one fits), over the tile space's host-known bound.
   const dim3 space = wna16_grouped_gemm_grid(p);
   const int64_t tiles = static_cast<int64_t>(space.x) * space.y;
-  kernel<<<static_cast<unsigned>(tiles < p.sm_count ? tiles : p.sm_count), kThreads, smem, stream>>>(p, w);
+  kernel<<<static_cast<unsigned>(tiles < p.sm_count ? tiles : p.sm_count), kThreads, smem, stream>>>(p, w, x_map);
   return cudaGetLastError();
 }
 
@@ -633,9 +692,11 @@ cudaError_t launch_type(const Wna16GemmParams& p, const QuantWeightsView& w, cud
 }  // namespace
 
 cudaError_t launch_wna16_grouped_gemm(const Wna16GemmParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+  // The TMA's row coordinate is 32-bit; its base address 16-byte aligned.
   if (!wna16_register_layout(w) || p.k <= 0 || p.k != w.k || p.k % 8 != 0 || p.n_out <= 0 || p.n_out % 8 != 0 ||
-      p.num_experts <= 0 || p.rows_bound < 0 || p.expert_offsets == nullptr || p.x == nullptr || p.out == nullptr ||
-      (p.gather_topk > 0 && p.sorted_pairs == nullptr) || (p.topk_weights != nullptr && p.sorted_pairs == nullptr) ||
+      p.num_experts <= 0 || p.rows_bound < 0 || p.rows_bound >= (int64_t{1} << 31) || p.expert_offsets == nullptr ||
+      p.x == nullptr || reinterpret_cast<uintptr_t>(p.x) % 16 != 0 || p.out == nullptr ||
+      (p.topk_weights != nullptr && p.sorted_pairs == nullptr) ||
       (p.tile_tokens != 128 && p.tile_tokens != 256) || p.sm_count <= 0 ||
       w.n != (p.gate_up ? 2 * p.n_out : p.n_out)) {
     return cudaErrorInvalidValue;
