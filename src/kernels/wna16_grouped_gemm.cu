@@ -610,20 +610,55 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
     const int64_t unit0 = unit_of(idx);
     const int64_t col_lo = kGateUp ? unit0 + 32 * cw + 8 * wq + g : unit0 + r_lo;
     const int64_t col_hi = kGateUp ? col_lo : unit0 + r_hi;
+    // Thread (g, q) holds tokens 8 i + 2q + v (v = 0, 1): token 2q's element of its column, then
+    // compile-time steps of rows; a token stores while it is one of the tile's live rows.
+    const int64_t first = (tile.row0 + 2 * q) * p.n_out;
+    const int live = tile.live - 2 * q;
+    if constexpr (kGateUp) {
+      if (p.topk_weights != nullptr) {  // the routed weight applied on the input: to g and u
 #pragma unroll
-    for (int i = 0; i < kTileTokens / 8; ++i) {
+        for (int i = 0; i < kTileTokens / 8; ++i) {
 #pragma unroll
-      for (int v = 0; v < 2; ++v) {
-        const int t = 8 * i + 2 * q + v;
-        if (t >= tile.live) continue;
-        const int64_t pos = tile.row0 + t;
-        T* row = out + pos * p.n_out;
-        if (kGateUp) {
-          const float ws = p.topk_weights != nullptr ? p.topk_weights[p.sorted_pairs[pos]] : 1.0f;
-          if (col_lo < p.n_out) row[col_lo] = Elem<T>::from_float(apply_act(p.act, acc[4 * i + v] * ws, acc[4 * i + 2 + v] * ws));
-        } else {
-          if (col_lo < p.n_out) row[col_lo] = Elem<T>::from_float(acc[4 * i + v]);
-          if (col_hi < p.n_out) row[col_hi] = Elem<T>::from_float(acc[4 * i + 2 + v]);
+          for (int v = 0; v < 2; ++v) {
+            if (8 * i + v >= live) continue;
+            const float ws = p.topk_weights[p.sorted_pairs[tile.row0 + 8 * i + 2 * q + v]];
+            acc[4 * i + v] *= ws;
+            acc[4 * i + 2 + v] *= ws;
+          }
+        }
+      }
+      // One unrolled loop per activation, chosen once: a choice per value inlined GELU's erff
+      // and tanhf 2 x 64 times (about 200 KB of code at 256 tokens; ncu put 27% of GEMM1's
+      // samples in the epilogue, most of them instruction-fetch stalls).
+      T* const dst = out + first + col_lo;
+      const int n = col_lo < p.n_out ? live : 0;
+      auto store = [&](auto kind) {
+        constexpr GatedAct kAct = decltype(kind)::value;
+#pragma unroll
+        for (int i = 0; i < kTileTokens / 8; ++i) {
+#pragma unroll
+          for (int v = 0; v < 2; ++v) {
+            // computed for every token, stored for the live ones (a predicated store, no branch)
+            const T h = Elem<T>::from_float(act_of<kAct>(acc[4 * i + v], acc[4 * i + 2 + v]));
+            if (8 * i + v < n) dst[(8 * i + v) * p.n_out] = h;
+          }
+        }
+      };
+      switch (p.act) {
+        case GatedAct::kSilu: store(std::integral_constant<GatedAct, GatedAct::kSilu>{}); break;
+        case GatedAct::kGelu: store(std::integral_constant<GatedAct, GatedAct::kGelu>{}); break;
+        case GatedAct::kGeluTanh: store(std::integral_constant<GatedAct, GatedAct::kGeluTanh>{}); break;
+      }
+    } else {
+      T* const lo = out + first + col_lo;
+      T* const hi = out + first + col_hi;
+      const int n_lo = col_lo < p.n_out ? live : 0, n_hi = col_hi < p.n_out ? live : 0;
+#pragma unroll
+      for (int i = 0; i < kTileTokens / 8; ++i) {
+#pragma unroll
+        for (int v = 0; v < 2; ++v) {
+          if (8 * i + v < n_lo) lo[(8 * i + v) * p.n_out] = Elem<T>::from_float(acc[4 * i + v]);
+          if (8 * i + v < n_hi) hi[(8 * i + v) * p.n_out] = Elem<T>::from_float(acc[4 * i + 2 + v]);
         }
       }
     }
