@@ -92,7 +92,8 @@ enum class KernelPath {
   kGroupedMixed,    ///< integer weights only: wna16_grouped_gemm, the codes dequantized in
                     ///< registers into wgmma's operand (no dense copy of the weights); the
                     ///< layouts wna16_gemv reads. Forced only: the planner does not choose it
-                    ///< until it has been measured (docs/PERF.md v51)
+                    ///< until a same-run comparison with the other paths gives a rule
+                    ///< (docs/PERF.md v53)
 };
 const char* to_string(KernelPath v);
 /// The tensor-core grouped GEMM paths (either operand order, or the integer weights' mixed-input GEMM).
