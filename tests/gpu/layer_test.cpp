@@ -803,6 +803,26 @@ TEST_P(QuantLayer, GroupSizesScalesAndZeros) {
   }
 }
 
+TEST_P(QuantLayer, ActivationsAndWeightOnInput) {
+  REQUIRE_GPU();
+  // GEMM1's other activations and the routed weight applied on the input (top-1), which each
+  // path applies in its own place: the GEMV's epilogue, the gated activation kernel, the
+  // mixed-input GEMM's epilogue (one unrolled loop per activation, the weight in a pass of its own).
+  const QuantParams int4 = integer_quant(WeightFormat::kGPTQ, 4, 128, true);
+  for (Activation a : {Activation::kGeluAndMul, Activation::kGeluTanhAndMul}) {
+    GpuCase g = custom(40, 8, 512, 256, 2, "uniform");
+    g.activation = a;
+    run_quant_case(g, int4);
+  }
+  GpuCase w = custom(300, 4, 1024, 512, 1, "skewed");
+  w.weight_on_input = true;
+  w.activation = Activation::kGeluAndMul;
+  run_quant_case(w, int4);
+  w.activation = Activation::kSiluAndMul;
+  w.act = DType::kFP16;
+  run_quant_case(w, integer_quant(WeightFormat::kGPTQ, 8, 128, true));
+}
+
 TEST_P(QuantLayer, BenchShapes) {
   REQUIRE_GPU();
   const QuantParams q = named_precision("w4a16_gptq");
