@@ -240,7 +240,6 @@ Fp8Tile fp8_tile(const MoeArguments& args, KernelPath path, Projection which, in
 // its e4m3 codes, fp8_gemm1_gathers): then no gather kernel runs (FP8: x is quantized once
 // per token) and align writes row_of_pair.
 bool gemm1_gathers_rows(const MoeArguments& args, KernelPath path, int32_t sms) {
-  if (path == KernelPath::kGroupedMixed) return false;  // wna16_grouped_gemm reads x's rows by TMA, gathered first
   const ProblemShape& s = args.inputs.shape;
   const QuantParams& q = args.weights->quant;
   if (is_fp8_format(q.format)) {
@@ -608,6 +607,10 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
 
   const QuantParams& quant = args.weights->quant;
   const bool fp8 = is_fp8_format(quant.format);
+  // Whether GEMM1 reads x's rows (FP8: its codes) by token itself; else x's rows are copied in
+  // expert order first (FP8: its quantizer gathers them; the mixed-input GEMM never reads by token).
+  const bool gathers = gemm1_gathers_rows(args, path, sms);
+  if (!fp8 && !gathers) FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, row_of_pair, stream, x_order(*args.weights)));
 
   if (path == KernelPath::kGroupedMixed) {
     // Integer weights, each GEMM one wna16_grouped_gemm launch over every expert: x's rows
@@ -624,7 +627,6 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     p.sorted_pairs = al.sorted_pairs;
     p.tile_tokens = wna16_gemm_tile_tokens(p.rows_bound, s.num_experts);
     p.sm_count = sms;
-    FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, row_of_pair, stream, x_order(*args.weights)));
     kernels::Wna16GemmParams gemm1 = p;
     gemm1.gate_up = true;
     gemm1.x = rows;
@@ -671,7 +673,6 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     const int32_t scale_cols[2] = {kernels::fp8_weight_scale_cols(fp8_tile(args, path, Projection::kW13, sms).cols),
                                    kernels::fp8_weight_scale_cols(fp8_tile(args, path, Projection::kW2, sms).cols)};
     const bool shared_setup = epilogue_scales || scale_cols[0] == scale_cols[1];
-    const bool gathers = gemm1_gathers_rows(args, path, sms);  // x's codes [tokens, H] read by token
     // Each GEMM's parameters (GEMM1 into gate_up, GEMM2 into rows), its arrays set (0 or 1).
     auto params = [&](Projection which) {
       const bool w13 = which == Projection::kW13;
@@ -765,8 +766,6 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   }
 
   void* intermediate = at<void>(workspace, ws, "intermediate");
-  const bool gathers = gemm1_gathers_rows(args, path, sms);  // else x's rows copied in expert order first
-  if (!gathers) FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, row_of_pair, stream, x_order(*args.weights)));
 
   // One GEMM over all experts; integer weights a chunk of experts at a time, each chunk first
   // dequantized into the workspace (the scheduler reads expert_offsets from the chunk's first
