@@ -62,12 +62,7 @@ __device__ __forceinline__ float act_of(float g, float u) {
 }
 
 __device__ __forceinline__ float apply_act(GatedAct act, float g, float u) {
-  switch (act) {
-    case GatedAct::kSilu: return act_of<GatedAct::kSilu>(g, u);
-    case GatedAct::kGelu: return act_of<GatedAct::kGelu>(g, u);
-    case GatedAct::kGeluTanh: return act_of<GatedAct::kGeluTanh>(g, u);
-  }
-  return 0.0f;
+  return dispatch_act(act, [&](auto a) { return act_of<decltype(a)::value>(g, u); });
 }
 
 // Streamed once: keep weights out of L1 and low in L2's priority.

@@ -825,13 +825,9 @@ cudaError_t launch_fp8_quantize_view(const Fp8QuantParams& p, cudaStream_t strea
     case Fp8QuantIn::kScatterTokens:
       return launch_fp8_quantize_typed<T, Fp8QuantIn::kScatterTokens, GatedAct::kSilu>(p, stream, pdl);
     case Fp8QuantIn::kGatedAct:
-      switch (p.act) {
-        case GatedAct::kSilu: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kSilu>(p, stream, pdl);
-        case GatedAct::kGelu: return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kGelu>(p, stream, pdl);
-        case GatedAct::kGeluTanh:
-          return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, GatedAct::kGeluTanh>(p, stream, pdl);
-      }
-      return cudaErrorInvalidValue;
+      return dispatch_act(p.act, [&](auto a) {
+        return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, decltype(a)::value>(p, stream, pdl);
+      });
   }
   return cudaErrorInvalidValue;
 }

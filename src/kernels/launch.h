@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "align_geometry.h"
 #include "fp8_geometry.h"
@@ -22,6 +23,22 @@ namespace fusedmoe::kernels {
 
 enum class ElemType { kBF16, kFP16 };
 enum class GatedAct { kSilu, kGelu, kGeluTanh };
+
+/// f(std::integral_constant<GatedAct, act>{}): the activation as a compile-time constant, chosen
+/// once per call (a kernel's epilogue per tile, a launcher per launch), so that each activation
+/// gets its own unrolled code rather than a choice per value.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <typename F>
+FUSEDMOE_HOST_DEVICE inline decltype(auto) dispatch_act(GatedAct act, F&& f) {
+  switch (act) {
+    case GatedAct::kGelu: return f(std::integral_constant<GatedAct, GatedAct::kGelu>{});
+    case GatedAct::kGeluTanh: return f(std::integral_constant<GatedAct, GatedAct::kGeluTanh>{});
+    case GatedAct::kSilu: break;
+  }
+  return f(std::integral_constant<GatedAct, GatedAct::kSilu>{});
+}
 
 enum class RoutingLogits { kFP32, kBF16, kFP16 };
 

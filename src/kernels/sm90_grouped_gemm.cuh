@@ -208,11 +208,7 @@ class GatedActEpilogue {
     static_assert(is_static<FrgLayout>::value, "the accumulator layout must be static");
     const Tile t{M, N, params_.expert_offsets[static_cast<int>(get<3>(blk_coord_mnkl))]};
     // One copy of the unrolled store per activation, chosen once per tile.
-    switch (params_.act) {
-      case GatedAct::kSilu: store<GatedAct::kSilu>(t, acc, coord); break;
-      case GatedAct::kGelu: store<GatedAct::kGelu>(t, acc, coord); break;
-      case GatedAct::kGeluTanh: store<GatedAct::kGeluTanh>(t, acc, coord); break;
-    }
+    dispatch_act(params_.act, [&](auto a) { store<decltype(a)::value>(t, acc, coord); });
   }
 
  private:

@@ -632,7 +632,7 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
       // samples in the epilogue, most of them instruction-fetch stalls).
       T* const dst = out + first + col_lo;
       const int n = col_lo < p.n_out ? live : 0;
-      auto store = [&](auto kind) {
+      dispatch_act(p.act, [&](auto kind) {
         constexpr GatedAct kAct = decltype(kind)::value;
 #pragma unroll
         for (int i = 0; i < kTileTokens / 8; ++i) {
@@ -643,12 +643,7 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
             if (8 * i + v < n) dst[(8 * i + v) * p.n_out] = h;
           }
         }
-      };
-      switch (p.act) {
-        case GatedAct::kSilu: store(std::integral_constant<GatedAct, GatedAct::kSilu>{}); break;
-        case GatedAct::kGelu: store(std::integral_constant<GatedAct, GatedAct::kGelu>{}); break;
-        case GatedAct::kGeluTanh: store(std::integral_constant<GatedAct, GatedAct::kGeluTanh>{}); break;
-      }
+      });
     } else {
       T* const lo = out + first + col_lo;
       T* const hi = out + first + col_hi;
