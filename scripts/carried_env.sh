@@ -6,6 +6,8 @@
 #   carried_setup w3 tma tma2   # $W = $OUT/w3 (fresh), the builds unpacked, $BIN_tma, $TESTS_tma, ...
 #   abba tma tma2 w4a16 --precision w4a16 --path grouped_mixed --m 1024,4096
 #                               # $W/bench_w4a16_{tma,tma2}_r{1,2}.txt: A B, then B A
+#   sanitize "$BIN_tma2" tma2 check --precision w8a16 ...   # memcheck + racecheck, $W/{tool}_tma2.txt
+#   ncu_sass "$BIN_tma2" gemms wna16_grouped bench ...      # ncu with per-SASS samples, $W/gemms_*.csv
 #   carried_pack                # $OUT/w3.tgz (the device returns a limited number of files)
 # The binaries name the build machine's /work/main in their defaults: it is linked to this
 # tree and the shapes file is given explicitly.
@@ -48,5 +50,28 @@ abba_compare() {
   for r in 1 2; do
     python3 scripts/bench_compare.py "$W/bench_$3_$1_r$r.txt" "$W/bench_$3_$2_r$r.txt" --slower 1.001 | tail -"${4:-11}"
   done
+}
+# sanitize BIN TAG ARGS...: compute-sanitizer memcheck and racecheck of BIN ARGS.
+sanitize() {
+  local bin="$1" tag="$2" tool
+  shift 2
+  for tool in memcheck racecheck; do
+    timeout 60 compute-sanitizer --tool $tool "$bin" "$@" > "$W/${tool}_$tag.txt" 2>&1
+    echo "$tool $tag rc=$? $(el) s" >> "$W/info.txt"
+  done
+}
+# ncu_sass BIN NAME KERNEL_REGEX ARGS...: ncu (speed of light, warp states, per-SASS source
+# counters) of the first two matching kernels of BIN ARGS: $W/NAME_details.csv, NAME_sass.csv.
+ncu_sass() {
+  local bin="$1" name="$2" kernels="$3"
+  shift 3
+  timeout 120 ncu --clock-control none --section SourceCounters --section WarpStateStats --section SpeedOfLight \
+    --import-source no -k "regex:$kernels" -c 2 -o "$W/$name" "$bin" "$@" > "$W/${name}_ncu_log.txt" 2>&1
+  if [ -f "$W/$name.ncu-rep" ]; then
+    ncu --import "$W/$name.ncu-rep" --page source --csv --print-source sass > "$W/${name}_sass.csv" 2> "$W/${name}_src_err.txt"
+    ncu --import "$W/$name.ncu-rep" --page details --csv > "$W/${name}_details.csv" 2>&1
+    rm -f "$W/$name.ncu-rep"
+  fi
+  echo "ncu $name $(el) s" >> "$W/info.txt"
 }
 carried_pack() { (cd "$OUT" && tar czf "$W_NAME.tgz" "$W_NAME" && rm -rf "$W_NAME"); }

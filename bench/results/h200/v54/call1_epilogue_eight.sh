@@ -19,10 +19,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$W/info
 timeout 150 "$TESTS_tma2" --gtest_filter='Paths/QuantLayer.*/grouped_mixed:Paths/QuantLayer.*Graph*:QuantPrepare.*:*ActivationsAndWeightOnInput*' > "$W/ctest_tma2.txt" 2>&1
 echo "tma2 cases rc=$? $(el) s" >> "$W/info.txt"
 S="--E 8 --H 2048 --I 1408 --topk 2 --routing skewed"
-for tool in memcheck racecheck; do
-  timeout 60 compute-sanitizer --tool $tool "$BIN_tma2" check --precision w4a16_awq $S --m 300 --path grouped_mixed > "$W/${tool}_mixed_m300.txt" 2>&1
-  echo "$tool rc=$? $(el) s" >> "$W/info.txt"
-done
+sanitize "$BIN_tma2" tma2_m300 check --precision w4a16_awq $S --m 300 --path grouped_mixed
 for pr in w4a16 w8a16; do abba tma tma2 "$pr" --precision "$pr" --path grouped_mixed --m 1024,4096; done
 echo "ab epilogue $(el) s" >> "$W/info.txt"
 for pr in w4a16 w8a16; do
@@ -46,10 +43,7 @@ for pr in w4a16 w8a16; do abba eight cons "c$pr" --precision "$pr" --path groupe
 echo "ab cons $(el) s" >> "$W/info.txt"
 timeout 100 "$TESTS_fin" --gtest_filter='Paths/QuantLayer.*/grouped_mixed:*ActivationsAndWeightOnInput*' > "$W/ctest_fin.txt" 2>&1
 echo "fin cases rc=$? $(el) s" >> "$W/info.txt"
-for tool in memcheck racecheck; do
-  timeout 60 compute-sanitizer --tool $tool "$BIN_fin" check --precision w8a16 $S --m 300 --path grouped_mixed > "$W/${tool}_fin_m300.txt" 2>&1
-  echo "$tool fin rc=$? $(el) s" >> "$W/info.txt"
-done
+sanitize "$BIN_fin" fin_m300 check --precision w8a16 $S --m 300 --path grouped_mixed
 for pr in w4a16 w8a16; do abba cons fin "f$pr" --precision "$pr" --path grouped_mixed --m 1024,4096; done
 echo "ab fin $(el) s" >> "$W/info.txt"
 cat "$W/info.txt"; grep -h "PASSED\|FAILED" "$W"/ctest_*.txt; grep -h "ERROR SUMMARY\|Hazard" "$W"/*check_*m300.txt

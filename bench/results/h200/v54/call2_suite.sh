@@ -14,15 +14,8 @@ timeout 150 $T --gtest_filter='Paths/QuantLayer.*/small_m:Paths/QuantLayer.*/gro
 echo "integer rc=$? $(el) s" >> "$W/info.txt"
 timeout 280 $T --gtest_filter='-Paths/QuantLayer.*:QuantPrepare.*:QuantLayerAuto.*:*ActivationsAndWeightOnInput*' > "$W/ctest_rest.txt" 2>&1
 echo "rest rc=$? $(el) s" >> "$W/info.txt"
-timeout 90 ncu --clock-control none --section SourceCounters --section WarpStateStats --section SpeedOfLight --import-source no \
-  -k regex:wna16_grouped -c 2 -o "$W/gemms" "$BIN_fin" bench --shape mixtral_8x7b_tp1 --m 1024 --precision w4a16 \
-  --path grouped_mixed --seconds 0.001 > "$W/ncu_log.txt" 2>&1
-if [ -f "$W/gemms.ncu-rep" ]; then
-  ncu --import "$W/gemms.ncu-rep" --page source --csv --print-source sass > "$W/gemms_sass.csv" 2> "$W/ncu_src_err.txt"
-  ncu --import "$W/gemms.ncu-rep" --page details --csv > "$W/gemms_details.csv" 2>&1
-  rm -f "$W/gemms.ncu-rep"
-fi
-echo "ncu $(el) s" >> "$W/info.txt"
+ncu_sass "$BIN_fin" gemms wna16_grouped bench --shape mixtral_8x7b_tp1 --m 1024 --precision w4a16 \
+  --path grouped_mixed --seconds 0.001
 cat "$W/info.txt"
 for f in "$W"/ctest_*.txt; do echo "== $f"; grep -E "^\[  FAILED|^\[  PASSED|tests ran|Failure|Which is" "$f" | head -20; done
 grep -E '"Duration"|"Elapsed Cycles"' "$W/gemms_details.csv" | cut -c1-160
