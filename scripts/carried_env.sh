@@ -6,6 +6,7 @@
 #   carried_setup w3 tma tma2   # $W = $OUT/w3 (fresh), the builds unpacked, $BIN_tma, $TESTS_tma, ...
 #   abba tma tma2 w4a16 --precision w4a16 --path grouped_mixed --m 1024,4096
 #                               # $W/bench_w4a16_{tma,tma2}_r{1,2}.txt: A B, then B A
+#   gtest_part "$TESTS_tma2" mixed 150 'Paths/QuantLayer.*/grouped_mixed'   # $W/ctest_mixed.txt
 #   sanitize "$BIN_tma2" tma2 check --precision w8a16 ...   # memcheck + racecheck, $W/{tool}_tma2.txt
 #   ncu_sass "$BIN_tma2" gemms wna16_grouped bench ...      # ncu with per-SASS samples, $W/gemms_*.csv
 #   carried_pack                # $OUT/w3.tgz (the device returns a limited number of files)
@@ -50,6 +51,12 @@ abba_compare() {
   for r in 1 2; do
     python3 scripts/bench_compare.py "$W/bench_$3_$1_r$r.txt" "$W/bench_$3_$2_r$r.txt" --slower 1.001 | tail -"${4:-11}"
   done
+}
+# gtest_part TESTS TAG SECONDS FILTER: the GPU tests matching FILTER under a timeout (a
+# pipeline bug hangs rather than fails), into $W/ctest_TAG.txt.
+gtest_part() {
+  timeout "$3" "$1" --gtest_filter="$4" > "$W/ctest_$2.txt" 2>&1
+  echo "$2 cases rc=$? $(el) s" >> "$W/info.txt"
 }
 # sanitize BIN TAG ARGS...: compute-sanitizer memcheck and racecheck of BIN ARGS.
 sanitize() {

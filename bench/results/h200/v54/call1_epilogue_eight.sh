@@ -16,8 +16,7 @@
 source scripts/carried_env.sh
 carried_setup w1 tma tma2 eight cons fin || exit 1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$W/info.txt" 2>&1
-timeout 150 "$TESTS_tma2" --gtest_filter='Paths/QuantLayer.*/grouped_mixed:Paths/QuantLayer.*Graph*:QuantPrepare.*:*ActivationsAndWeightOnInput*' > "$W/ctest_tma2.txt" 2>&1
-echo "tma2 cases rc=$? $(el) s" >> "$W/info.txt"
+gtest_part "$TESTS_tma2" tma2 150 'Paths/QuantLayer.*/grouped_mixed:Paths/QuantLayer.*Graph*:QuantPrepare.*:*ActivationsAndWeightOnInput*'
 S="--E 8 --H 2048 --I 1408 --topk 2 --routing skewed"
 sanitize "$BIN_tma2" tma2_m300 check --precision w4a16_awq $S --m 300 --path grouped_mixed
 for pr in w4a16 w8a16; do abba tma tma2 "$pr" --precision "$pr" --path grouped_mixed --m 1024,4096; done
@@ -28,8 +27,7 @@ for pr in w4a16 w8a16; do
   done
 done
 echo "rule $(el) s" >> "$W/info.txt"
-timeout 200 "$TESTS_eight" --gtest_filter='Paths/QuantLayer.*/small_m:QuantLayerAuto.*' > "$W/ctest_eight.txt" 2>&1
-echo "eight cases rc=$? $(el) s" >> "$W/info.txt"
+gtest_part "$TESTS_eight" eight 200 'Paths/QuantLayer.*/small_m:QuantLayerAuto.*'
 for pr in w4a16 w4a16_awq; do
   timeout 60 "$BIN_eight" check --precision $pr --shape mixtral_8x7b_tp1 --m 128 > "$W/check_${pr}_mixtral_m128.txt" 2>&1
   timeout 60 "$BIN_eight" check --precision $pr --shape llama4_scout_tp8 --m 512 > "$W/check_${pr}_scout_m512.txt" 2>&1
@@ -37,12 +35,10 @@ done
 echo "checks $(el) s" >> "$W/info.txt"
 abba tma2 eight w4a16e --precision w4a16 --m 64,128,256,512
 echo "ab eight $(el) s" >> "$W/info.txt"
-timeout 100 "$TESTS_cons" --gtest_filter='Paths/QuantLayer.*/grouped_mixed:*ActivationsAndWeightOnInput*' > "$W/ctest_cons.txt" 2>&1
-echo "cons cases rc=$? $(el) s" >> "$W/info.txt"
+gtest_part "$TESTS_cons" cons 100 'Paths/QuantLayer.*/grouped_mixed:*ActivationsAndWeightOnInput*'
 for pr in w4a16 w8a16; do abba eight cons "c$pr" --precision "$pr" --path grouped_mixed --m 1024,4096; done
 echo "ab cons $(el) s" >> "$W/info.txt"
-timeout 100 "$TESTS_fin" --gtest_filter='Paths/QuantLayer.*/grouped_mixed:*ActivationsAndWeightOnInput*' > "$W/ctest_fin.txt" 2>&1
-echo "fin cases rc=$? $(el) s" >> "$W/info.txt"
+gtest_part "$TESTS_fin" fin 100 'Paths/QuantLayer.*/grouped_mixed:*ActivationsAndWeightOnInput*'
 sanitize "$BIN_fin" fin_m300 check --precision w8a16 $S --m 300 --path grouped_mixed
 for pr in w4a16 w8a16; do abba cons fin "f$pr" --precision "$pr" --path grouped_mixed --m 1024,4096; done
 echo "ab fin $(el) s" >> "$W/info.txt"

@@ -1,19 +1,15 @@
 #!/usr/bin/env bash
-# v54 call 2: the whole GPU suite on the landed build (build/carry/fin.tgz, fin/: HEAD with
-# int4's eight token tiles, the consumers' first group once per block, one dispatch_act for
-# the four activation switches), in four parts under timeouts; then ncu of the mixed-input
+# v54 call 2: the whole GPU suite on the build to land (build/carry/fin.tgz, fin/: HEAD with
+# int4's eight token tiles and mixed_half_batches.patch; rebuilt and packed as fin if call 1
+# drops either), in three parts under timeouts; then ncu of the mixed-input
 # GEMM (Mixtral M = 1024 w4a16, grouped_mixed): per-kernel times and the source counters of
 # GEMM1 after v53's epilogue. Everything in $OUT/w2.tgz.
 source scripts/carried_env.sh
 carried_setup w2 fin || exit 1
-T="$TESTS_fin"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$W/info.txt" 2>&1
-timeout 100 $T --gtest_filter='Paths/QuantLayer.*/grouped_mixed:*ActivationsAndWeightOnInput*' > "$W/ctest_mixed.txt" 2>&1
-echo "mixed cases rc=$? $(el) s" >> "$W/info.txt"
-timeout 150 $T --gtest_filter='Paths/QuantLayer.*/small_m:Paths/QuantLayer.*/grouped_gemm:Paths/QuantLayer.*/grouped_swapped:QuantPrepare.*:QuantLayerAuto.*' > "$W/ctest_int.txt" 2>&1
-echo "integer rc=$? $(el) s" >> "$W/info.txt"
-timeout 280 $T --gtest_filter='-Paths/QuantLayer.*:QuantPrepare.*:QuantLayerAuto.*:*ActivationsAndWeightOnInput*' > "$W/ctest_rest.txt" 2>&1
-echo "rest rc=$? $(el) s" >> "$W/info.txt"
+gtest_part "$TESTS_fin" mixed 100 'Paths/QuantLayer.*/grouped_mixed:*ActivationsAndWeightOnInput*'
+gtest_part "$TESTS_fin" int 150 'Paths/QuantLayer.*/small_m:Paths/QuantLayer.*/grouped_gemm:Paths/QuantLayer.*/grouped_swapped:QuantPrepare.*:QuantLayerAuto.*'
+gtest_part "$TESTS_fin" rest 280 '-Paths/QuantLayer.*:QuantPrepare.*:QuantLayerAuto.*:*ActivationsAndWeightOnInput*'
 ncu_sass "$BIN_fin" gemms wna16_grouped bench --shape mixtral_8x7b_tp1 --m 1024 --precision w4a16 \
   --path grouped_mixed --seconds 0.001
 cat "$W/info.txt"
