@@ -450,14 +450,18 @@ inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
 ///   0.971, Mixtral M = 32 1.010 and Qwen3 M = 128 1.012 the losses; w8a16 0.66-0.82 at all
 ///   five. At 4 pairs per expert (above 3) four tiles lost up to 1.54x (Mixtral M = 16).
 /// - eight n-tiles (64 tokens per pass; kernels::wna16_gemv dequantizes the weights with their
-///   scales there) above 24 pairs per active expert, int8 only (v49, `bench/results/h200/v49/`):
+///   scales there) above 24 pairs per active expert (v49, `bench/results/h200/v49/`):
 ///   w8a16 at 32-64 pairs per expert 0.71-0.85 (Mixtral M = 128 1473.7 -> 1081.1 us, Scout M =
 ///   512 0.714, Qwen2 M = 256 0.781, Qwen3 M = 512 0.838), at 8-16 pairs 1.04-1.14 slower (call
 ///   1, above 6). int4 lost or barely gained at 32-64 (Mixtral M = 128 0.928, M = 256 1.047,
 ///   DeepSeek-V3 M = 1024 1.050). By count: eight tiles cut int4's instructions and DRAM bytes
 ///   per token, not its x fragments' shared-memory reads, which kept the shared pipe 64% busy
-///   at four tiles (v48's ncu); int8 carries twice the weight bytes per step.
-inline constexpr SmallMSplitRule kWna16Int4SplitRule{2, 0, 2, 1, 6};
+///   at four tiles (v48's ncu); int8 carries twice the weight bytes per step. int4 since v53
+///   (after v50's whole-sector x copies; `bench/results/h200/v53/call1/summary.txt`, one run
+///   each): 0.879-0.978 at every point where it fires (Mixtral M = 128 736.1 -> 663.4 us,
+///   Scout M = 512 0.879, Qwen2 M = 256 / 512 0.928 / 0.929); above 12 the 16-pair points lost
+///   1.05-1.21.
+inline constexpr SmallMSplitRule kWna16Int4SplitRule{2, 0, 2, 1, 6, 24};
 inline constexpr SmallMSplitRule kWna16Int8SplitRule{2, 0, 2, 1, 6, 24};
 /// fp8_gemv with per-tensor / per-row weight scales, no register bound: one n-tile 94-102
 /// registers (2 CTAs) split, 64-78 (3-4) unsplit; four n-tiles 108-138 (1-2). One wave of 2

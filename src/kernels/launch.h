@@ -192,7 +192,7 @@ FUSEDMOE_HOST_DEVICE inline bool wna16_register_layout(const QuantWeightsView& w
 
 /// wna16_gemv: small_m_splitk's weight streaming over prepared int4/int8 weights, dequantized
 /// in registers to exact integers (q - zero) for the MMAs; each 32-k step's partial sums are
-/// scaled by their group's scale in fp32 (eight n-tiles, int8 only: the weights scaled once in
+/// scaled by their group's scale in fp32 (eight n-tiles: the weights scaled once in
 /// the activation type). Same fields as GroupedGemvParams apart from `w`.
 cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream);
 

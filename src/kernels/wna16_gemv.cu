@@ -204,7 +204,7 @@ __device__ __forceinline__ int zero_at(const GroupParams& gp, bool hi, int row) 
 // a block, token row r's 16-byte chunk c sits at chunk c ^ 4 (r & 1), so that the two rows a
 // quarter-warp reads fall in different banks.
 //
-// Eight n-tiles (64 tokens per pass, int8 only: the planner's kWna16Int8SplitRule): shared x
+// Eight n-tiles (64 tokens per pass: the planner's eight_tiles_above_rows): shared x
 // as above, one 128-k block per stage (x's 16 KiB per block leave room for a deeper ring
 // only so), and the weights dequantized with their scales (kScaled): (q - zero) * scale in T,
 // with the scale split into hi + lo parts of T so that each weight is rounded once, as the
@@ -573,10 +573,8 @@ cudaError_t launch_groups(const GroupedGemvParams& p, const QuantWeightsView& w,
   if (p.n_tiles == 4) {
     return p.gate_up ? launch_tiles<T, kBits, kGpb, 4, true>(p, w, stream) : launch_tiles<T, kBits, kGpb, 4, false>(p, w, stream);
   }
-  if constexpr (kBits == 8) {  // eight n-tiles: int8 only (PERF.md v49)
-    if (p.n_tiles == 8) {
-      return p.gate_up ? launch_tiles<T, kBits, kGpb, 8, true>(p, w, stream) : launch_tiles<T, kBits, kGpb, 8, false>(p, w, stream);
-    }
+  if (p.n_tiles == 8) {  // eight n-tiles (PERF.md v49, int4 from v53)
+    return p.gate_up ? launch_tiles<T, kBits, kGpb, 8, true>(p, w, stream) : launch_tiles<T, kBits, kGpb, 8, false>(p, w, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -536,6 +536,9 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
       const unsigned char* side = smem + L::kSideBase + s * L::kSideBytes;
       const unsigned char* codes = side + L::kCodeOffset;
       const unsigned char* params = side + L::kScaleOffset;
+      // The block's first group, for both halves (a group spanning the block: the only one).
+      const RowGroup<T, kBits> g0_lo = row_group<T, kBits>(params, 0, r_lo, w.scale_type, has_zeros);
+      const RowGroup<T, kBits> g0_hi = row_group<T, kBits>(params, 0, r_hi, w.scale_type, has_zeros);
       // Two halves: h = 0 takes quarters 0 and 1 of the block (the first 16 k of each 32-k
       // step), h = 1 quarters 2 and 3; slice 2u + h (k 32u + 16h) of each, so that a half's
       // codes fit in registers (the order of the slices does not matter to the sum).
@@ -551,12 +554,12 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
           wl[4 * c] = vl.x, wl[4 * c + 1] = vl.y, wl[4 * c + 2] = vl.z, wl[4 * c + 3] = vl.w;
           wh[4 * c] = vh.x, wh[4 * c + 1] = vh.y, wh[4 * c + 2] = vh.z, wh[4 * c + 3] = vh.w;
         }
-        RowGroup<T, kBits> g_lo{}, g_hi{};
+        RowGroup<T, kBits> g_lo = g0_lo, g_hi = g0_hi;
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
           const int slice = 2 * u + h;
-          // The slice's group (a new one at u = 0, and where groups are shorter than a block).
-          if (u == 0 || (u & step_mask) == 0) {
+          // The slice's group where groups are shorter than a block (group 0 at u = 0).
+          if (u > 0 && (u & step_mask) == 0) {
             const int gi = u >> step_shift;
             g_lo = row_group<T, kBits>(params, gi, r_lo, w.scale_type, has_zeros);
             g_hi = row_group<T, kBits>(params, gi, r_hi, w.scale_type, has_zeros);

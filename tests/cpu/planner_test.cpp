@@ -817,11 +817,11 @@ TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
 TEST(Planner, Wna16SplitRules) {
   // Mixtral down at M = 128 (256 pairs on 8 experts: four n-tiles; 32 CTAs per expert, 256
   // unsplit): the dense rule is multi-wave (split 8, 2048 CTAs), wna16_gemv's runs it unsplit
-  // (the CTA's shared x; int4 on four n-tiles, int8 on eight: 32 pairs per expert).
+  // (the CTA's shared x, on eight n-tiles: 32 pairs per expert).
   SmallMGemmConfig c = choose_small_m_config(256, 8, 256, 14336, 132, 256, kDenseSplitRule);
   EXPECT_EQ(c.n_tiles, 4);
   EXPECT_EQ(c.split_k, 8);
-  EXPECT_EQ(choose_small_m_config(256, 8, 256, 14336, 132, 256, kWna16Int4SplitRule).n_tiles, 4);
+  EXPECT_EQ(choose_small_m_config(256, 8, 256, 14336, 132, 256, kWna16Int4SplitRule).n_tiles, 8);
   c = choose_small_m_config(256, 8, 256, 14336, 132, 256, kWna16Int8SplitRule);
   EXPECT_EQ(c.n_tiles, 8);
   EXPECT_EQ(c.split_k, 1);
@@ -854,14 +854,15 @@ TEST(Planner, Wna16SplitRules) {
     EXPECT_EQ(choose_small_m_config(80, 64, 384, 3584, 132, 256, rule).n_tiles, 1);
   }
   EXPECT_EQ(choose_small_m_config(80, 64, 512, 3584, 132, 256, kDenseSplitRule).n_tiles, 1);
-  // Eight n-tiles, int8 only, above 24 pairs per active expert where four would run unsplit:
-  // Mixtral at M = 128 (256 pairs on 8 experts: 32 per expert) and M = 96 (24).
-  c = choose_small_m_config(1792, 8, 256, 4096, 132, 256, kWna16Int8SplitRule);
-  EXPECT_EQ(c.n_tiles, 8);
-  EXPECT_EQ(c.split_k, 1);
-  EXPECT_EQ(c.ctas, 1792);
-  EXPECT_EQ(choose_small_m_config(1792, 8, 192, 4096, 132, 256, kWna16Int8SplitRule).n_tiles, 4);
-  EXPECT_EQ(choose_small_m_config(1792, 8, 256, 4096, 132, 256, kWna16Int4SplitRule).n_tiles, 4);
+  // Eight n-tiles above 24 pairs per active expert where four would run unsplit: Mixtral at
+  // M = 128 (256 pairs on 8 experts: 32 per expert) and M = 96 (24).
+  for (const SmallMSplitRule& rule : {kWna16Int4SplitRule, kWna16Int8SplitRule}) {
+    c = choose_small_m_config(1792, 8, 256, 4096, 132, 256, rule);
+    EXPECT_EQ(c.n_tiles, 8);
+    EXPECT_EQ(c.split_k, 1);
+    EXPECT_EQ(c.ctas, 1792);
+    EXPECT_EQ(choose_small_m_config(1792, 8, 192, 4096, 132, 256, rule).n_tiles, 4);
+  }
   EXPECT_EQ(choose_small_m_config(1792, 8, 256, 4096, 132, 256, kDenseSplitRule).n_tiles, 4);
   // Below one CTA per SM unsplit (the multi-wave split rule): four n-tiles, never eight.
   EXPECT_EQ(choose_small_m_config(64, 2, 256, 4096, 132, 256, kWna16Int8SplitRule).n_tiles, 4);

@@ -877,7 +877,7 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
   // Four n-tiles (> 6 tokens per expert) over K = 2880 and 704 (partial 128-k blocks) in
   // several passes of 32 tokens: on small_m the CTA's shared x rows, zero-filled past K and
   // past the expert's tokens; groups of 64 (a scale per 32-k step) and one per row, int4 and
-  // int8, bf16 and fp16. int8 takes eight n-tiles (64 tokens per pass, the weights
+  // int8, bf16 and fp16. Both take eight n-tiles (64 tokens per pass, the weights
   // dequantized with their scales) above 24 tokens per expert: m = 150 (37.5 per expert,
   // experts past 64 and below 32 under skewed routing), and four at m = 80.
   for (DType act : {DType::kBF16, DType::kFP16}) {
@@ -967,19 +967,23 @@ TEST(QuantLayerAuto, LargeBatch) {
   run_case(c);
 }
 
-TEST(QuantLayerAuto, Int8EightTilesAtBenchShapes) {
+TEST(QuantLayerAuto, EightTilesAtBenchShapes) {
   REQUIRE_GPU();
-  // int8 at 32 pairs per expert, where the planner takes eight n-tiles (64 tokens per pass)
-  // unsplit on small_m: Mixtral M = 128, Qwen2 M = 256, Llama-4 Scout M = 512; and at 64 (Qwen3
-  // M = 1024, on the GEMV since v50's crossover: two passes); rows sampled.
+  // int8 and int4 (symmetric and with zero points) at 32 pairs per expert, where the planner
+  // takes eight n-tiles (64 tokens per pass) unsplit on small_m: Mixtral M = 128, Qwen2 M = 256,
+  // Llama-4 Scout M = 512; and at 64 (Qwen3 M = 1024, int8 on the GEMV since v50's crossover:
+  // two passes); rows sampled.
   const std::pair<const char*, int64_t> points[] = {{"mixtral_8x7b_tp1", 128},
                                                     {"qwen2_57b_a14b_tp4", 256},
                                                     {"llama4_scout_tp8", 512},
                                                     {"qwen3_30b_a3b_tp1", 1024}};
-  for (const auto& [name, m] : points) {
-    GpuCase c = bench_case(name, m, 12);
-    c.quant = named_precision("w8a16_gptq");
-    run_case(c);
+  for (const char* precision : {"w8a16_gptq", "w4a16_gptq", "w4a16_awq"}) {
+    SCOPED_TRACE(precision);
+    for (const auto& [name, m] : points) {
+      GpuCase c = bench_case(name, m, 12);
+      c.quant = named_precision(precision);
+      run_case(c);
+    }
   }
 }
 
