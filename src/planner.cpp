@@ -180,7 +180,7 @@ int64_t fp8_grouped_tile_cols(int64_t pairs, int64_t num_experts, int64_t tile_r
 }
 
 PathRule path_rule(const QuantParams& q) {
-  if (is_integer_format(q.format)) return q.bits == 4 ? kInt4PathRule : kInt8PathRule;
+  if (is_integer_format(q.format)) return kIntegerPathRule;
   if (q.format == WeightFormat::kFP8Block) return kFp8BlockPathRule;
   if (is_fp8_format(q.format)) return kFp8PathRule;
   return kDensePathRule;
@@ -197,7 +197,9 @@ KernelPath choose_path(const QuantParams& q, int64_t pairs, int64_t num_experts,
                            : inter >= kLargeInter ? rule.rows_large_inter
                                                   : rule.rows;
   const bool small = pairs < min_rows * active && (rule.max_small_pairs == 0 || pairs < rule.max_small_pairs);
-  return small ? KernelPath::kSmallM : grouped;
+  if (small) return KernelPath::kSmallM;
+  // Integer weights the GEMV reads: the mixed-input GEMM (no dense copy of the weights).
+  return is_integer_format(q.format) ? KernelPath::kGroupedMixed : grouped;
 }
 
 int64_t PreparedQuantSizes::total() const {

@@ -59,10 +59,19 @@ bool kernel_family_available(KernelFamily family);
 /// vs 398), ties at r = 4 on Qwen3 (206 vs 210), loses from 256 pairs on DeepSeek-V3 TP8
 /// (M = 32, r = 1: 255 vs 226; M = 64: 405 vs 295: 56 block scales per row); always fp8_gemv
 /// for other block shapes (fp8_grouped_supports).
-/// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = 96 for int4 (64 at inter <= 256,
-/// 192 at inter >= 8192) and r = 112 for int8 (64 at inter <= 256), then dequantization into
-/// bf16/fp16 chunks + the grouped GEMM; always the latter for layouts wna16_gemv cannot read
-/// (wna16_gemv_supports). v50 (call 3, int8 after the GEMV's whole-sector code copies, w8a16
+/// Integer weights (GPTQ/AWQ/moe_wna16): wna16_gemv below r = 64 (24 at inter <= 256), then
+/// the mixed-input GEMM (kGroupedMixed: wna16_grouped_gemm, the codes dequantized in registers);
+/// the dequantization into bf16/fp16 chunks + the grouped GEMM only for layouts neither reads
+/// (wna16_gemv_supports). v55 (`bench/results/h100/v55/`, measured on an H100 80GB HBM3: no
+/// H200 could be had that session; grouped_mixed forced against auto, the v54 builds' first
+/// call and the landed build's, w4a16 and w8a16): against the dequant path at every grouped
+/// point 0.40-0.91 (Mixtral w4a16 M = 1024 3156.5 -> 2076.3 us, Qwen2 M = 768 0.398) but for
+/// Mixtral w8a16 M = 4096 (r = 1024: 0.994 and 1.065); against the GEMV at r = 64 0.67-0.84
+/// (Mixtral M = 256 1089.7 -> 750.8 us, Qwen3 M = 1024, Scout M = 1024, Qwen2 M = 512), at r =
+/// 48 0.99-1.10 but Scout 0.86-0.91, at r = 32 1.08-1.27; DeepSeek-V3 TP8 (I 256) at r = 24
+/// 0.81-0.97 and r = 32 0.82-0.92, at r = 16 0.93-1.25 (w8a16 / w4a16). Before v55 the GEMV
+/// gave way to the dequant path further up (history; layouts the GEMV cannot read take the
+/// dequant path at every batch): v50 (call 3, int8 after the GEMV's whole-sector code copies, w8a16
 /// forced small_m against auto, two rounds): the GEMV at r = 96 0.73 / 0.91 (Mixtral M = 384
 /// 2297.5 -> 1672.5 us, Qwen2 M = 768), r = 48-64 0.51-0.82 (Qwen3 M = 768 857.4 -> 437.4,
 /// Scout M = 768 / 1024, Qwen2 M = 384 / 512), DeepSeek-V3 TP8 r = 32 0.777; slower at r = 128
@@ -100,8 +109,7 @@ inline constexpr int64_t kSwapMaxRows = 48;
 inline constexpr PathRule kDensePathRule{4, 2, 4, 0};
 inline constexpr PathRule kFp8PathRule{4, 4, 4, 0};
 inline constexpr PathRule kFp8BlockPathRule{4, 2, 2, 256};
-inline constexpr PathRule kInt4PathRule{96, 64, 192, 0};
-inline constexpr PathRule kInt8PathRule{112, 64, 112, 0};
+inline constexpr PathRule kIntegerPathRule{64, 24, 64, 0};
 /// The rule choose_path applies to these weights (the table above).
 PathRule path_rule(const QuantParams& quant);
 KernelPath choose_path(const QuantParams& quant, int64_t pairs, int64_t num_experts, int64_t inter,

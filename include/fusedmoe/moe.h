@@ -91,9 +91,8 @@ enum class KernelPath {
                     ///< an expert's rows on its 64-column side): experts with few rows
   kGroupedMixed,    ///< integer weights only: wna16_grouped_gemm, the codes dequantized in
                     ///< registers into wgmma's operand (no dense copy of the weights); the
-                    ///< layouts wna16_gemv reads. Forced only: the planner does not choose it
-                    ///< until a same-run comparison with the other paths gives a rule
-                    ///< (docs/PERF.md v53)
+                    ///< layouts wna16_gemv reads. The planner's grouped path for those
+                    ///< layouts (docs/PERF.md v55)
 };
 const char* to_string(KernelPath v);
 /// The tensor-core grouped GEMM paths (either operand order, or the integer weights' mixed-input GEMM).
@@ -104,8 +103,8 @@ inline bool is_grouped_path(KernelPath p) {
 Status parse_kernel_path(const std::string& name, KernelPath* out);
 
 struct MoeArguments;
-/// The path run() takes for these arguments (kSmallM, kGroupedGemm or kGroupedSwapped, or a
-/// forced kGroupedMixed).
+/// The path run() takes for these arguments (kSmallM, kGroupedGemm, kGroupedSwapped or, for
+/// integer weights, kGroupedMixed).
 /// Host-only, no device needed.
 Status planned_path(const MoeArguments& args, KernelPath* out);
 

@@ -436,38 +436,31 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   for (int32_t bits : {4, 8}) {
     SCOPED_TRACE(bits);
     q.bits = bits;
-    const PathRule rule = bits == 4 ? kInt4PathRule : kInt8PathRule;
+    const PathRule rule = kIntegerPathRule;
     EXPECT_EQ(path_rule(q).rows, rule.rows);
-    // The crossover by inter: Mixtral's 14336 (large), Qwen3's 768, DeepSeek-V3 TP8's 256 (small).
+    // The crossover by inter: Mixtral's 14336 (large), Qwen3's 768, DeepSeek-V3 TP8's 256 (small);
+    // past it the mixed-input GEMM at every size.
     const std::pair<int64_t, int64_t> by_inter[] = {
         {14336, rule.rows_large_inter}, {768, rule.rows}, {kSmallInter, rule.rows_small_inter}};
     for (const auto& [inter, r] : by_inter) {
       SCOPED_TRACE(inter);
       EXPECT_EQ(choose_path(q, 8 * (r - 1), 8, inter, KernelPath::kAuto), KernelPath::kSmallM);
-      EXPECT_EQ(choose_path(q, 8 * r, 8, inter, KernelPath::kAuto),
-                r < kSwapMaxRows ? KernelPath::kGroupedSwapped : KernelPath::kGroupedGemm);
+      EXPECT_EQ(choose_path(q, 8 * r, 8, inter, KernelPath::kAuto), KernelPath::kGroupedMixed);
+      EXPECT_EQ(choose_path(q, 8 * 4096, 8, inter, KernelPath::kAuto), KernelPath::kGroupedMixed);
     }
+    // The measured points (PERF.md v55): the GEMV through Mixtral M = 192 (48 rows), Qwen2 M =
+    // 384 (48 per expert of 64), Qwen3 M = 768, DeepSeek-V3 TP8 M = 512 (16 of 256); the mixed
+    // GEMM from Mixtral M = 256, Qwen2 M = 512, Qwen3 M = 1024, DeepSeek-V3 TP8 M = 768 (24).
+    EXPECT_EQ(choose_path(q, 384, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
+    EXPECT_EQ(choose_path(q, 512, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedMixed);
+    EXPECT_EQ(choose_path(q, 3072, 64, 640, KernelPath::kAuto), KernelPath::kSmallM);
+    EXPECT_EQ(choose_path(q, 4096, 64, 640, KernelPath::kAuto), KernelPath::kGroupedMixed);
+    EXPECT_EQ(choose_path(q, 6144, 128, 768, KernelPath::kAuto), KernelPath::kSmallM);
+    EXPECT_EQ(choose_path(q, 8192, 128, 768, KernelPath::kAuto), KernelPath::kGroupedMixed);
+    EXPECT_EQ(choose_path(q, 4096, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
+    EXPECT_EQ(choose_path(q, 6144, 256, 256, KernelPath::kAuto), KernelPath::kGroupedMixed);
   }
-  // The measured points. int8 (PERF.md v50): the GEMV through Mixtral M = 384 (96 rows),
-  // Qwen2 M = 768 (96 per expert of 64), DeepSeek-V3 TP8 M = 1024 (32 of 256); grouped from
-  // Mixtral M = 512 (128), Qwen2 M = 1024 (128), DeepSeek-V3 TP8 M = 2048 (64).
-  EXPECT_EQ(choose_path(q, 768, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 1024, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
-  EXPECT_EQ(choose_path(q, 6144, 64, 640, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 8192, 64, 640, KernelPath::kAuto), KernelPath::kGroupedGemm);
-  EXPECT_EQ(choose_path(q, 8192, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 16384, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
-  // int4 (v48): the GEMV through Mixtral M = 512 (128 rows), Qwen2 M = 512 (64), DeepSeek-V3
-  // TP8 M = 1024 (32 of 256); grouped from Mixtral M = 1024, Qwen2 M = 1024 (128 rows per
-  // expert of 64), DeepSeek-V3 TP8 M = 2048.
-  q.bits = 4;
-  EXPECT_EQ(choose_path(q, 1024, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 2048, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
-  EXPECT_EQ(choose_path(q, 4096, 64, 640, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 8192, 64, 640, KernelPath::kAuto), KernelPath::kGroupedGemm);
-  EXPECT_EQ(choose_path(q, 8192, 256, 256, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 16384, 256, 256, KernelPath::kAuto), KernelPath::kGroupedGemm);
-  // Layouts wna16_gemv cannot read go to the dequant path at any batch.
+  // Layouts neither wna16_gemv nor the mixed-input GEMM reads go to the dequant path at any batch.
   for (int32_t gs : {32, 64, 128, 256, -1}) {
     q.group_size = gs;
     EXPECT_TRUE(wna16_gemv_supports(q)) << gs;
@@ -481,7 +474,9 @@ TEST(Planner, IntegerPathByRowsPerExpertAndLayout) {
   q.has_g_idx = true;
   EXPECT_TRUE(wna16_gemv_supports(q));
   EXPECT_EQ(choose_path(q, 1, 8, 14336, KernelPath::kAuto), KernelPath::kSmallM);
-  EXPECT_EQ(choose_path(q, 2048, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedGemm);
+  EXPECT_EQ(choose_path(q, 2048, 8, 14336, KernelPath::kAuto), KernelPath::kGroupedMixed);
+  // A forced path still decides.
+  EXPECT_EQ(choose_path(q, 2048, 8, 14336, KernelPath::kGroupedGemm), KernelPath::kGroupedGemm);
 }
 
 TEST(Planner, ActOrderColumnsPutGroupsInOrder) {
@@ -687,19 +682,19 @@ TEST(Planner, PlannedPathThroughTheApi) {
   args.path = KernelPath::kSmallM;  // forced
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kSmallM);
-  w.quant.format = WeightFormat::kAWQ;  // int4: wna16_gemv below 192 rows per expert at I = 14336
+  w.quant.format = WeightFormat::kAWQ;  // int4: wna16_gemv below 64 rows per expert
   w.quant.bits = 4;
   w.quant.group_size = 128;
   w.quant.has_zeros = true;
   args.path = KernelPath::kAuto;
   ASSERT_TRUE(planned_path(args, &p).ok()) << planned_path(args, &p).message();
   EXPECT_EQ(p, KernelPath::kSmallM);
-  args.inputs.shape.m = 1024;  // 256 rows per expert
-  ASSERT_TRUE(planned_path(args, &p).ok());
-  EXPECT_EQ(p, KernelPath::kGroupedGemm);
-  args.path = KernelPath::kGroupedMixed;  // only where forced (not yet measured, PERF.md v51)
+  args.inputs.shape.m = 256;  // 64 rows per expert: the mixed-input GEMM
   ASSERT_TRUE(planned_path(args, &p).ok());
   EXPECT_EQ(p, KernelPath::kGroupedMixed);
+  args.path = KernelPath::kGroupedGemm;  // the dequant path where forced
+  ASSERT_TRUE(planned_path(args, &p).ok());
+  EXPECT_EQ(p, KernelPath::kGroupedGemm);
   args.path = KernelPath::kAuto;
   w.quant = QuantParams();
   w.quant.format = WeightFormat::kFP8PerTensor;  // FP8: fp8_gemv, then the grouped GEMM
