@@ -526,8 +526,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     // The planner's register-bound block variant is the one fp8_gemv compiles.
     static_assert(kFp8BlockSplitRule.resident_one_tile == kernels::kFp8GemvBoundCtasPerSm);
     static_assert(kDenseSplitRule.resident_one_tile == kernels::kGemvCtasPerSm &&
-                  kWna16Int4SplitRule.resident_one_tile == kernels::kGemvCtasPerSm &&
-                  kWna16Int8SplitRule.resident_one_tile == kernels::kGemvCtasPerSm);
+                  kWna16SplitRule.resident_one_tile == kernels::kGemvCtasPerSm);
     const int64_t tiles = kernels::grouped_gemv_tiles(gate_up, n_out);
     const SmallMGemmConfig cfg =
         quant.format == WeightFormat::kFP8Block

@@ -255,7 +255,7 @@ int32_t dequant_chunk_experts(const ProblemShape& s, DType act_dtype) {
 }
 
 SmallMSplitRule gemv_split_rule(const QuantParams& q) {
-  if (is_integer_format(q.format)) return q.bits == 4 ? kWna16Int4SplitRule : kWna16Int8SplitRule;
+  if (is_integer_format(q.format)) return kWna16SplitRule;
   if (is_fp8_format(q.format)) return kFp8SplitRule;
   return kDenseSplitRule;
 }

@@ -468,9 +468,9 @@ inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
 ///   (after v50's whole-sector x copies; `bench/results/h200/v53/call1/summary.txt`, one run
 ///   each): 0.879-0.978 at every point where it fires (Mixtral M = 128 736.1 -> 663.4 us,
 ///   Scout M = 512 0.879, Qwen2 M = 256 / 512 0.928 / 0.929); above 12 the 16-pair points lost
-///   1.05-1.21.
-inline constexpr SmallMSplitRule kWna16Int4SplitRule{2, 0, 2, 1, 6, 24};
-inline constexpr SmallMSplitRule kWna16Int8SplitRule{2, 0, 2, 1, 6, 24};
+///   1.05-1.21. v55 on an H100 (ABBA, `bench/results/h100/v55/call1/`): 0.879-0.979 where it
+///   fires, 0.985-1.014 elsewhere; int4 and int8 now share the rule.
+inline constexpr SmallMSplitRule kWna16SplitRule{2, 0, 2, 1, 6, 24};
 /// fp8_gemv with per-tensor / per-row weight scales, no register bound: one n-tile 94-102
 /// registers (2 CTAs) split, 64-78 (3-4) unsplit; four n-tiles 108-138 (1-2). One wave of 2
 /// at both (v16: Mixtral M = 64, four n-tiles, 659 vs 693 us multi-wave).

@@ -816,15 +816,14 @@ TEST(Planner, Wna16SplitRules) {
   SmallMGemmConfig c = choose_small_m_config(256, 8, 256, 14336, 132, 256, kDenseSplitRule);
   EXPECT_EQ(c.n_tiles, 4);
   EXPECT_EQ(c.split_k, 8);
-  EXPECT_EQ(choose_small_m_config(256, 8, 256, 14336, 132, 256, kWna16Int4SplitRule).n_tiles, 8);
-  c = choose_small_m_config(256, 8, 256, 14336, 132, 256, kWna16Int8SplitRule);
+  c = choose_small_m_config(256, 8, 256, 14336, 132, 256, kWna16SplitRule);
   EXPECT_EQ(c.n_tiles, 8);
   EXPECT_EQ(c.split_k, 1);
   EXPECT_EQ(c.ctas, 256);
   // Exactly one CTA per SM unsplit: unsplit. One fewer: the dense rule's choice.
-  EXPECT_EQ(choose_small_m_config(8 * 66, 2, 64, 4096, 132, 256, kWna16Int8SplitRule).split_k, 1);
+  EXPECT_EQ(choose_small_m_config(8 * 66, 2, 64, 4096, 132, 256, kWna16SplitRule).split_k, 1);
   for (int64_t tiles : {8 * 65, 64}) {
-    const SmallMGemmConfig wna16 = choose_small_m_config(tiles, 2, 64, 4096, 132, 256, kWna16Int8SplitRule);
+    const SmallMGemmConfig wna16 = choose_small_m_config(tiles, 2, 64, 4096, 132, 256, kWna16SplitRule);
     const SmallMGemmConfig dense = choose_small_m_config(tiles, 2, 64, 4096, 132, 256, kDenseSplitRule);
     EXPECT_EQ(wna16.n_tiles, 4);
     EXPECT_EQ(wna16.split_k, dense.split_k) << tiles;
@@ -834,38 +833,32 @@ TEST(Planner, Wna16SplitRules) {
   // per SM: Scout gate-up at M = 16 (16 experts x 16 CTAs = 256) runs unsplit (the dense rule:
   // multi-wave, split 8), Mixtral gate-up at M = 1 (448 CTAs) stays multi-wave.
   EXPECT_EQ(choose_small_m_config(128, 16, 16, 5120, 132, 256, kDenseSplitRule).split_k, 8);
-  for (const SmallMSplitRule& rule : {kWna16Int4SplitRule, kWna16Int8SplitRule}) {
-    EXPECT_EQ(choose_small_m_config(1792, 2, 2, 4096, 132, 256, rule).split_k,
-              choose_small_m_config(1792, 2, 2, 4096, 132, 256, kDenseSplitRule).split_k);
-    c = choose_small_m_config(128, 16, 16, 5120, 132, 256, rule);
-    EXPECT_EQ(c.n_tiles, 1);
-    EXPECT_EQ(c.split_k, 1);
-    EXPECT_EQ(c.ctas, 256);
-  }
+  EXPECT_EQ(choose_small_m_config(1792, 2, 2, 4096, 132, 256, kWna16SplitRule).split_k,
+            choose_small_m_config(1792, 2, 2, 4096, 132, 256, kDenseSplitRule).split_k);
+  c = choose_small_m_config(128, 16, 16, 5120, 132, 256, kWna16SplitRule);
+  EXPECT_EQ(c.n_tiles, 1);
+  EXPECT_EQ(c.split_k, 1);
+  EXPECT_EQ(c.ctas, 256);
   // Four n-tiles above 6 pairs per active expert (the dense GEMV: 12): Qwen2 at M = 64 (512
   // pairs on 64 experts) and M = 48 (384, 6 per expert).
-  for (const SmallMSplitRule& rule : {kWna16Int4SplitRule, kWna16Int8SplitRule}) {
-    EXPECT_EQ(choose_small_m_config(80, 64, 512, 3584, 132, 256, rule).n_tiles, 4);
-    EXPECT_EQ(choose_small_m_config(80, 64, 384, 3584, 132, 256, rule).n_tiles, 1);
-  }
+  EXPECT_EQ(choose_small_m_config(80, 64, 512, 3584, 132, 256, kWna16SplitRule).n_tiles, 4);
+  EXPECT_EQ(choose_small_m_config(80, 64, 384, 3584, 132, 256, kWna16SplitRule).n_tiles, 1);
   EXPECT_EQ(choose_small_m_config(80, 64, 512, 3584, 132, 256, kDenseSplitRule).n_tiles, 1);
   // Eight n-tiles above 24 pairs per active expert where four would run unsplit: Mixtral at
   // M = 128 (256 pairs on 8 experts: 32 per expert) and M = 96 (24).
-  for (const SmallMSplitRule& rule : {kWna16Int4SplitRule, kWna16Int8SplitRule}) {
-    c = choose_small_m_config(1792, 8, 256, 4096, 132, 256, rule);
-    EXPECT_EQ(c.n_tiles, 8);
-    EXPECT_EQ(c.split_k, 1);
-    EXPECT_EQ(c.ctas, 1792);
-    EXPECT_EQ(choose_small_m_config(1792, 8, 192, 4096, 132, 256, rule).n_tiles, 4);
-  }
+  c = choose_small_m_config(1792, 8, 256, 4096, 132, 256, kWna16SplitRule);
+  EXPECT_EQ(c.n_tiles, 8);
+  EXPECT_EQ(c.split_k, 1);
+  EXPECT_EQ(c.ctas, 1792);
+  EXPECT_EQ(choose_small_m_config(1792, 8, 192, 4096, 132, 256, kWna16SplitRule).n_tiles, 4);
   EXPECT_EQ(choose_small_m_config(1792, 8, 256, 4096, 132, 256, kDenseSplitRule).n_tiles, 4);
   // Below one CTA per SM unsplit (the multi-wave split rule): four n-tiles, never eight.
-  EXPECT_EQ(choose_small_m_config(64, 2, 256, 4096, 132, 256, kWna16Int8SplitRule).n_tiles, 4);
+  EXPECT_EQ(choose_small_m_config(64, 2, 256, 4096, 132, 256, kWna16SplitRule).n_tiles, 4);
   // Each format's rule (the layer's choice).
   EXPECT_EQ(gemv_split_rule(integer_quant(WeightFormat::kAWQ, 4, 128, true)).max_unsplit_ctas_per_sm,
-            kWna16Int4SplitRule.max_unsplit_ctas_per_sm);
-  EXPECT_EQ(gemv_split_rule(integer_quant(WeightFormat::kGPTQ, 8, 128, false)).max_unsplit_ctas_per_sm,
-            kWna16Int8SplitRule.max_unsplit_ctas_per_sm);
+            kWna16SplitRule.max_unsplit_ctas_per_sm);
+  EXPECT_EQ(gemv_split_rule(integer_quant(WeightFormat::kGPTQ, 8, 128, false)).eight_tiles_above_rows,
+            kWna16SplitRule.eight_tiles_above_rows);
   EXPECT_EQ(gemv_split_rule(integer_quant(WeightFormat::kGPTQ, 8, 128, false)).four_tiles_above_rows, 6);
   EXPECT_EQ(gemv_split_rule(QuantParams()).four_tiles_above_rows, kDenseSplitRule.four_tiles_above_rows);
   EXPECT_EQ(gemv_split_rule(fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken)).resident_four_tiles,
