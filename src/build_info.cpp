@@ -1,12 +1,11 @@
-// Build description, filled from definitions the build system passes to this file.
+// Build description, filled from definitions the build system passes to this file and from
+// the revision header it writes.
 #include "fusedmoe/build_info.h"
 
 #ifndef FUSEDMOE_VERSION
 #error "FUSEDMOE_VERSION must be defined by the build"
 #endif
-#ifndef FUSEDMOE_GIT_REVISION
-#define FUSEDMOE_GIT_REVISION "unknown"
-#endif
+#include "fusedmoe_revision.h"  // FUSEDMOE_GIT_REVISION, written at build time (cmake/revision.cmake)
 #ifndef FUSEDMOE_CUTLASS_VERSION
 #define FUSEDMOE_CUTLASS_VERSION "none"
 #endif
