@@ -810,16 +810,18 @@ TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
 }
 
 TEST(Planner, Wna16SplitRules) {
+  const auto expect_config = [](const SmallMGemmConfig& got, int32_t n_tiles, int32_t split_k, int64_t ctas) {
+    EXPECT_EQ(got.n_tiles, n_tiles);
+    EXPECT_EQ(got.split_k, split_k);
+    EXPECT_EQ(got.ctas, ctas);
+  };
   // Mixtral down at M = 128 (256 pairs on 8 experts: four n-tiles; 32 CTAs per expert, 256
   // unsplit): the dense rule is multi-wave (split 8, 2048 CTAs), wna16_gemv's runs it unsplit
   // (the CTA's shared x, on eight n-tiles: 32 pairs per expert).
   SmallMGemmConfig c = choose_small_m_config(256, 8, 256, 14336, 132, 256, kDenseSplitRule);
   EXPECT_EQ(c.n_tiles, 4);
   EXPECT_EQ(c.split_k, 8);
-  c = choose_small_m_config(256, 8, 256, 14336, 132, 256, kWna16SplitRule);
-  EXPECT_EQ(c.n_tiles, 8);
-  EXPECT_EQ(c.split_k, 1);
-  EXPECT_EQ(c.ctas, 256);
+  expect_config(choose_small_m_config(256, 8, 256, 14336, 132, 256, kWna16SplitRule), 8, 1, 256);
   // Exactly one CTA per SM unsplit: unsplit. One fewer: the dense rule's choice.
   EXPECT_EQ(choose_small_m_config(8 * 66, 2, 64, 4096, 132, 256, kWna16SplitRule).split_k, 1);
   for (int64_t tiles : {8 * 65, 64}) {
@@ -835,10 +837,7 @@ TEST(Planner, Wna16SplitRules) {
   EXPECT_EQ(choose_small_m_config(128, 16, 16, 5120, 132, 256, kDenseSplitRule).split_k, 8);
   EXPECT_EQ(choose_small_m_config(1792, 2, 2, 4096, 132, 256, kWna16SplitRule).split_k,
             choose_small_m_config(1792, 2, 2, 4096, 132, 256, kDenseSplitRule).split_k);
-  c = choose_small_m_config(128, 16, 16, 5120, 132, 256, kWna16SplitRule);
-  EXPECT_EQ(c.n_tiles, 1);
-  EXPECT_EQ(c.split_k, 1);
-  EXPECT_EQ(c.ctas, 256);
+  expect_config(choose_small_m_config(128, 16, 16, 5120, 132, 256, kWna16SplitRule), 1, 1, 256);
   // Four n-tiles above 6 pairs per active expert (the dense GEMV: 12): Qwen2 at M = 64 (512
   // pairs on 64 experts) and M = 48 (384, 6 per expert).
   EXPECT_EQ(choose_small_m_config(80, 64, 512, 3584, 132, 256, kWna16SplitRule).n_tiles, 4);
@@ -846,10 +845,7 @@ TEST(Planner, Wna16SplitRules) {
   EXPECT_EQ(choose_small_m_config(80, 64, 512, 3584, 132, 256, kDenseSplitRule).n_tiles, 1);
   // Eight n-tiles above 24 pairs per active expert where four would run unsplit: Mixtral at
   // M = 128 (256 pairs on 8 experts: 32 per expert) and M = 96 (24).
-  c = choose_small_m_config(1792, 8, 256, 4096, 132, 256, kWna16SplitRule);
-  EXPECT_EQ(c.n_tiles, 8);
-  EXPECT_EQ(c.split_k, 1);
-  EXPECT_EQ(c.ctas, 1792);
+  expect_config(choose_small_m_config(1792, 8, 256, 4096, 132, 256, kWna16SplitRule), 8, 1, 1792);
   EXPECT_EQ(choose_small_m_config(1792, 8, 192, 4096, 132, 256, kWna16SplitRule).n_tiles, 4);
   EXPECT_EQ(choose_small_m_config(1792, 8, 256, 4096, 132, 256, kDenseSplitRule).n_tiles, 4);
   // Below one CTA per SM unsplit (the multi-wave split rule): four n-tiles, never eight.
