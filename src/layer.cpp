@@ -607,15 +607,16 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
   const QuantParams& quant = args.weights->quant;
   const bool fp8 = is_fp8_format(quant.format);
   // Whether GEMM1 reads x's rows (FP8: its codes) by token itself; else x's rows are copied in
-  // expert order first (FP8: its quantizer gathers them; the mixed-input GEMM never reads by token).
+  // expert order first (FP8: its quantizer gathers them).
   const bool gathers = gemm1_gathers_rows(args, path, sms);
   if (!fp8 && !gathers) FUSEDMOE_RETURN_IF_ERROR(enqueue_gather(in, al, rows, row_of_pair, stream, x_order(*args.weights)));
 
   if (path == KernelPath::kGroupedMixed) {
-    // Integer weights, each GEMM one wna16_grouped_gemm launch over every expert: x's rows
-    // gathered in expert order into `rows` (act-order: their columns in each expert's order;
-    // the gather writes row_of_pair for the combine), GEMM1 reads them by TMA and writes the
-    // activation, GEMM2 reads it and writes its rows in expert order into `rows`.
+    // Integer weights, each GEMM one wna16_grouped_gemm launch over every expert: GEMM1 reads
+    // x's rows by token (align wrote row_of_pair for the combine), or, under act-order, the
+    // copy in expert order in `rows` with each expert's column order (the gather writes
+    // row_of_pair), and writes the activation; GEMM2 reads it and writes its rows in expert
+    // order into `rows`.
     void* intermediate = at<void>(workspace, ws, "intermediate");
     kernels::Wna16GemmParams p;
     p.elem = elem;
@@ -628,7 +629,8 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     p.sm_count = sms;
     kernels::Wna16GemmParams gemm1 = p;
     gemm1.gate_up = true;
-    gemm1.x = rows;
+    gemm1.x = gathers ? in.x : rows;
+    gemm1.gather_topk = gathers ? static_cast<int32_t>(s.topk) : 0;
     gemm1.out = intermediate;
     gemm1.n_out = s.inter;
     gemm1.k = s.hidden;

@@ -133,6 +133,11 @@ bool grouped_fuses_activation(const QuantParams& q, bool gate_up_interleaved) {
 
 bool grouped_gemm1_gathers(const QuantParams& q, bool gate_up_interleaved, KernelPath path, int64_t inter,
                            int64_t hidden, int64_t pairs, int64_t num_experts, int64_t sm_count) {
+  if (path == KernelPath::kGroupedMixed) {
+    return is_integer_format(q.format) && !q.has_g_idx && 2 * inter <= kGatherMaxGateUpRows &&
+           pairs >= kMixedGatherMinRows * active_experts(pairs, num_experts) &&
+           wna16_gemm_tile_tokens(pairs, num_experts) == 128;
+  }
   if (q.format != WeightFormat::kDense || !gate_up_interleaved) return false;
   const int64_t active = active_experts(pairs, num_experts);
   if (path == KernelPath::kGroupedSwapped) {

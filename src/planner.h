@@ -343,6 +343,21 @@ inline constexpr int64_t kGatherShortMaxGateUpRows = 2048;
 inline constexpr int64_t kGatherShortMaxRows = 64;
 inline constexpr int64_t kSwapGatherMaxTilesPerSm = 5;
 inline constexpr int64_t kSwapGatherMinRowElems = 100000;
+/// The mixed-input GEMM (kGroupedMixed, 128-token tiles) reads x's rows by token with its
+/// producer warp group's cp.async (the copies spread over 128 threads, their addresses worked
+/// out once per tile) where 2I is at most kGatherMaxGateUpRows and the active experts average
+/// at least kMixedGatherMinRows rows; elsewhere, and always under act-order (whose copy puts x's
+/// columns in each expert's order), a gather kernel copies them in expert order first and the
+/// GEMM reads them by TMA. Measured (v56 call 3, H100, ABBA, w4a16 and w8a16 on the mixed path,
+/// x by token on every 128-token tile against main): DeepSeek-V3 TP8 (2I = 512) r = 32 / 64 /
+/// 128 0.968-0.981 / 0.908-0.930 / 0.862-0.881 (M = 4096 1964.6 -> 1698.0 us: the gather copy
+/// was 278 us there, v56 call 2), r = 8 / 16 1.034-1.077 slower; Scout, Qwen2, Qwen3 (2I =
+/// 1536-5120) at r = 64-128 0.973-1.017, at r = 16-32 1.06-1.18 slower; Mixtral r = 64 / 128
+/// 1.18-1.22 slower. The copies compete with the consumers where the GEMM streams its weights
+/// (few rows per tile, many weight tiles per token tile); the copy kernel's cost grows with
+/// pairs x H. On 128-token tiles everywhere (the 256-token tiles' points too) 1.08-1.44 slower
+/// at those points (Mixtral M = 4096 4657.3 -> 6698.5 us).
+inline constexpr int64_t kMixedGatherMinRows = 32;
 bool grouped_gemm1_gathers(const QuantParams& quant, bool gate_up_interleaved, KernelPath path, int64_t inter,
                            int64_t hidden, int64_t pairs, int64_t num_experts, int64_t sm_count);
 

@@ -210,7 +210,7 @@ struct Wna16GemmParams {
   ElemType elem = ElemType::kBF16;
   bool gate_up = true;
   GatedAct act = GatedAct::kSilu;
-  const void* x = nullptr;  // [rows_bound, k] by sorted position
+  const void* x = nullptr;  // [rows_bound, k] by sorted position, or (gather_topk > 0) [tokens, k] by token
   void* out = nullptr;      // [rows, n_out] by sorted position
   int64_t n_out = 0;        // gate-up: I; down: H (a multiple of 8)
   int64_t k = 0;            // a multiple of 8
@@ -220,6 +220,9 @@ struct Wna16GemmParams {
   const int32_t* sorted_pairs = nullptr;    // where topk_weights is set
   const float* topk_weights = nullptr;      // gate-up: the routed weight applied on the input, or nullptr
   int32_t tile_tokens = 128;                // an expert's rows per tile: 128 or 256 (planner.h, wna16_gemm_tile_tokens)
+  // Gate-up only: > 0, x is read by token (sorted position pos is token sorted_pairs[pos] /
+  // gather_topk) with no gathered copy; 0, x's rows are the sorted positions.
+  int32_t gather_topk = 0;
   int32_t sm_count = 0;                     // persistent CTAs: at most one per SM
 };
 /// The tile space's host-known bound: x = token tiles (at most rows / tile_tokens + one

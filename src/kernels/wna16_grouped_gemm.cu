@@ -9,13 +9,16 @@
 // column; down: 128 rows) by kTileTokens (128 or 256) rows of one expert, over the whole K, in
 // 128-k blocks (one prepared block, docs/FORMATS.md) per pipeline stage. The kernel is
 // persistent (one CTA per SM walks the tiles; the pipeline runs on from one tile to the next):
-//  - warpgroup 0 (the producer) fills each stage: one thread loads the token rows' 128 k by TMA
-//    (x's rows by sorted position, two 64-k boxes of kTileTokens rows in wgmma's 128-byte
-//    swizzle, zero-filled past K and past x's rows; rows of the next expert that a partial tile
-//    reads are computed and never stored), and every thread copies with cp.async the block's
-//    codes of the tile's rows, its group scales and zero points. The stage's full barrier
-//    completes once the TMA's bytes have landed and every thread's copies have arrived
-//    (cp.async.mbarrier.arrive.noinc).
+//  - warpgroup 0 (the producer) fills each stage: the token rows' 128 k, either (x by token:
+//    GEMM1 on 128-token tiles where gather_topk > 0) copied by every thread with cp.async from
+//    the tokens' rows of x (each thread the same chunk of 8 rows, their tokens looked up once
+//    per tile, so that the layer needs no gathered copy of x), or (x by sorted position: GEMM2,
+//    GEMM1 elsewhere) loaded by one thread by TMA (two 64-k boxes of kTileTokens rows);
+//    either way in wgmma's 128-byte swizzle, zero-filled past K; rows past the tile's live ones
+//    hold other rows' values, computed and never stored. Every thread also copies with
+//    cp.async the block's codes of the tile's rows, its group scales and zero points. The
+//    stage's full barrier completes once the TMA's bytes (if any) have landed and every
+//    thread's copies have arrived (cp.async.mbarrier.arrive.noinc).
 //  - warpgroups 1 and 2 (the consumers, 64 weight rows each) wait for the stage, read their
 //    rows' codes from shared memory, dequantize them into wgmma's A fragment (thread (g, q) of
 //    warp w: rows 16 w + g and + 8, k 2q, 2q + 1, 2q + 8, 2q + 9 of each 16-k slice), and issue
@@ -76,11 +79,17 @@ constexpr int kMaxStages = 4;
 constexpr size_t kMaxSmemBytes = 227 * 1024;  // dynamic shared memory of one CTA on sm_90
 constexpr int kThreads = 384;        // producer warpgroup + two consumer warpgroups
 constexpr int kTileRows = 128;       // weight rows per tile (64 per consumer warpgroup)
-// setmaxnreg: the producer gives registers to the consumers (ptxas -v at 40 spilled the
-// producer's addresses; 256-token consumers use up to 183). 128 x 64 + 256 x 208 <= 65536.
-constexpr int kProducerRegs = 64;
-constexpr int kConsumerRegs = 208;
-static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 65536, "the SM's register file");
+// setmaxnreg: the producer gives registers to the consumers. 256-token tiles: consumers use up
+// to 183 (208 given), the producer 64. 128-token tiles, where GEMM1 may read x by token: the
+// producer holds its rows' tokens (its stack at 64 registers 64-104 bytes, at 104 none for
+// int4 and 24 bytes for int8, v56's cuobjdump), the consumers spill nothing at 200. Neither
+// split may pass what the CTA holds from its launch: 168 per thread (65536 / 384, in steps of 8).
+template <int kTileTokens>
+struct RegSplit {
+  static constexpr int kProducer = kTileTokens == 128 ? 104 : 64;
+  static constexpr int kConsumer = kTileTokens == 128 ? 200 : 208;
+  static_assert(128 * kProducer + 256 * kConsumer <= kThreads * 168, "the CTA's registers at launch");
+};
 constexpr int kMaxGroupsPerBlock = 4;  // groups of 32
 // Up to this many experts the CTA keeps the token tiles' prefix sums in shared memory
 // (find_tile_shared), else it scans the expert offsets for every tile (find_tile_global).
@@ -322,6 +331,8 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
   const int tid = threadIdx.x;
   const int lane = tid & 31;
   const bool shared_prefix = p.num_experts <= kMaxPrefixExperts;
+  // x by token (cp.async; GEMM1 on 128-token tiles, the launch checks), else by TMA.
+  const bool gather = kGateUp && kTileTokens == 128 && p.gather_topk > 0;
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       cutlass::arch::ClusterBarrier::init(&full[s], 128);   // every producer thread's copies (and the TMA's bytes)
@@ -383,8 +394,17 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
 
   if (tid < 128) {
     // ---------------------------------------------------------------- producer
-    cutlass::arch::warpgroup_reg_dealloc<kProducerRegs>();
-    if (tid == 0) cute::prefetch_tma_descriptor(&x_map);
+    cutlass::arch::warpgroup_reg_dealloc<RegSplit<kTileTokens>::kProducer>();
+    if (tid == 0 && !gather) cute::prefetch_tma_descriptor(&x_map);
+    // x by token: thread (xr = tid / 8, xc = tid % 8) copies chunk xc (8 k) of both 64-k halves
+    // of the tile's token rows xr + 16 i (a warp instruction: four whole 128-byte row segments).
+    // Row r's chunk c sits at r * 128 + 16 (c ^ (r & 7)) of a half (the 128-byte swizzle on
+    // 1024-byte-aligned stages), and r & 7 = xr & 7 for all of a thread's rows.
+    constexpr int kXRows = kTileTokens / 16;
+    const int xc = tid & 7, xr = tid >> 3;
+    const uint32_t x_dst = static_cast<uint32_t>(xr * 128 + 16 * (xc ^ (xr & 7)));
+    const char* const x = static_cast<const char*>(p.x);
+    const uint32_t x_row_bytes = static_cast<uint32_t>(K * sizeof(T));  // < 2^32, checked at launch
     // Codes: chunk c of row r for chunk index ci = tid + 128 i (a warp instruction covers whole
     // rows' blocks).
     constexpr int kCodeCopies = kTileRows * L::kCodeChunks / 128;
@@ -456,13 +476,36 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
         side_ok[j] = tid + 128 * j < side_total && run_unit + sc[j].unit < p.n_out && sc[j].base != nullptr;
         side_src[j] = sc[j].base + (side_ok[j] ? (group0 + run_row) * sc[j].elem + sc[j].chunk : 0);
       }
+      // x by token: the tokens of this thread's rows (a row past the tile's live ones reads the
+      // tile's first token, computed and never stored), 32-bit, so that each copy's address is
+      // one wide multiply-add.
+      uint32_t x_tok[kXRows];
+      if (gather) {
+#pragma unroll
+        for (int i = 0; i < kXRows; ++i) {
+          const int r = xr + 16 * i;
+          x_tok[i] = static_cast<uint32_t>(p.sorted_pairs[tile.row0 + (r < tile.live ? r : 0)] / p.gather_topk);
+        }
+      }
       int g_first = 0, g_step = 0;
       for (int b = 0; b < blocks; ++b, ++it) {
         const int s = static_cast<int>(it % kStages);
         if (it >= kStages) cutlass::arch::ClusterBarrier::wait(&empty[s], static_cast<uint32_t>((it / kStages) & 1) ^ 1u);
         const uint32_t side = stage0 + L::kSideBase + s * L::kSideBytes;  // codes, scales, zeros
-        // The token rows' 128 k of block b: two boxes of 64 k (rows < 2^31, checked at launch).
-        if (tid == 0) {
+        if (gather) {
+          // The token rows' 128 k of block b, chunk xc of each half (K is a multiple of 8).
+          const int k0 = 128 * b + 8 * xc;
+          const bool ok0 = k0 < K, ok1 = k0 + 64 < K;
+          const uint32_t st = stage0 + s * L::kXStageBytes + x_dst;
+          const char* const xb = x + static_cast<int64_t>(k0) * sizeof(T);
+#pragma unroll
+          for (int i = 0; i < kXRows; ++i) {
+            const char* src = xb + static_cast<uint64_t>(x_tok[i]) * x_row_bytes;
+            cp_async16_zfill(st + 2048 * i, src, ok0);
+            cp_async16_zfill(st + L::kXHalfBytes + 2048 * i, src + 128, ok1);
+          }
+        } else if (tid == 0) {
+          // The token rows' 128 k of block b: two boxes of 64 k (rows < 2^31, checked at launch).
           cutlass::arch::ClusterTransactionBarrier::expect_transaction(&full[s], L::kXStageBytes);
           unsigned char* const st = smem + s * L::kXStageBytes;
           const int32_t row0 = static_cast<int32_t>(tile.row0);
@@ -503,7 +546,7 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
   }
 
   // ---------------------------------------------------------------- consumers
-  cutlass::arch::warpgroup_reg_alloc<kConsumerRegs>();
+  cutlass::arch::warpgroup_reg_alloc<RegSplit<kTileTokens>::kConsumer>();
   const int cw = tid / 128 - 1;      // consumer warpgroup: 0 or 1
   const int wq = (tid / 32) & 3;     // warp within it
   const int g = lane >> 2, q = lane & 3;
@@ -529,9 +572,10 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_grouped_gemm_kernel(const W
     for (int b = 0; b < blocks; ++b, ++it) {
       const int s = static_cast<int>(it % kStages);
       cutlass::arch::ClusterBarrier::wait(&full[s], static_cast<uint32_t>((it / kStages) & 1));
-      // wgmma reads only the TMA's rows (the async proxy, as TMA writes them: no proxy fence);
-      // CUTLASS's wait has no memory clobber: the codes' and scales' loads below must not be
-      // scheduled above it.
+      // wgmma reads the token rows through the async proxy: the TMA's need no fence, the
+      // producer's cp.async copies (x by token) one. CUTLASS's wait and fence have no memory
+      // clobber: the codes' and scales' loads below must not be scheduled above them.
+      if (gather) cutlass::arch::fence_view_async_shared();
       asm volatile("" ::: "memory");
       const unsigned char* side = smem + L::kSideBase + s * L::kSideBytes;
       const unsigned char* codes = side + L::kCodeOffset;
@@ -678,12 +722,13 @@ EncodeTiled encode_tiled() {
 }
 
 // x [rows_bound, k] of T as TMA boxes of 64 k by kTileTokens rows in the 128-byte swizzle (one
-// stage's half); reads past either extent are zero-filled.
+// stage's half); reads past either extent are zero-filled. x by token (gather_topk > 0) is
+// never read by TMA: a map of its first row only.
 template <typename T, int kTileTokens>
 cudaError_t x_tensor_map(const Wna16GemmParams& p, CUtensorMap* map) {
   const EncodeTiled encode = encode_tiled();
   if (encode == nullptr) return cudaErrorNotSupported;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(p.k), static_cast<cuuint64_t>(p.rows_bound)};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(p.k), static_cast<cuuint64_t>(p.gather_topk > 0 ? 1 : p.rows_bound)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(p.k) * sizeof(T)};
   const cuuint32_t box[2] = {64, kTileTokens};
   const cuuint32_t steps[2] = {1, 1};
@@ -725,11 +770,13 @@ cudaError_t launch_type(const Wna16GemmParams& p, const QuantWeightsView& w, cud
 }  // namespace
 
 cudaError_t launch_wna16_grouped_gemm(const Wna16GemmParams& p, const QuantWeightsView& w, cudaStream_t stream) {
-  // The TMA's row coordinate is 32-bit; its base address 16-byte aligned.
+  // The TMA's row coordinate is 32-bit; its base address 16-byte aligned; x by token: GEMM1 on
+  // 128-token tiles, a row's bytes 32-bit (K < 2^30).
   if (!wna16_register_layout(w) || p.k <= 0 || p.k != w.k || p.k % 8 != 0 || p.n_out <= 0 || p.n_out % 8 != 0 ||
       p.num_experts <= 0 || p.rows_bound < 0 || p.rows_bound >= (int64_t{1} << 31) || p.expert_offsets == nullptr ||
       p.x == nullptr || reinterpret_cast<uintptr_t>(p.x) % 16 != 0 || p.out == nullptr ||
-      (p.topk_weights != nullptr && p.sorted_pairs == nullptr) ||
+      ((p.topk_weights != nullptr || p.gather_topk > 0) && p.sorted_pairs == nullptr) || p.gather_topk < 0 ||
+      (p.gather_topk > 0 && (!p.gate_up || p.tile_tokens != 128 || p.k >= (int64_t{1} << 30))) ||
       (p.tile_tokens != 128 && p.tile_tokens != 256) || p.sm_count <= 0 ||
       w.n != (p.gate_up ? 2 * p.n_out : p.n_out)) {
     return cudaErrorInvalidValue;

@@ -322,6 +322,29 @@ TEST(Planner, GemmOneGathersRowsOnlyWithFewWeightTiles) {
   EXPECT_FALSE(grouped_gemm1_gathers(fp8, true, gemm, 256, 4096, 64, 8, kSms));
 }
 
+TEST(Planner, MixedGemmOneGathersRowsWhereGateUpIsNarrow) {
+  // v56: the mixed-input GEMM reads x by token where 2I <= kGatherMaxGateUpRows and the active
+  // experts average kMixedGatherMinRows rows or more, on its 128-token tiles (below
+  // kWna16GemmWideMinRows rows), but under act-order; no other format reaches it.
+  constexpr int64_t kSms = 132;
+  const KernelPath mixed = KernelPath::kGroupedMixed;
+  const QuantParams gptq = integer_quant(WeightFormat::kGPTQ, 4, 128, false);
+  EXPECT_TRUE(grouped_gemm1_gathers(gptq, false, mixed, 256, 7168, 8 * 4096, 256, kSms));  // DeepSeek-V3 TP8 M = 4096: r = 128
+  EXPECT_TRUE(grouped_gemm1_gathers(gptq, false, mixed, 256, 7168, 8 * 1024, 256, kSms));  // r = 32
+  EXPECT_FALSE(grouped_gemm1_gathers(gptq, false, mixed, 256, 7168, 8 * 1024 - 1, 256, kSms));
+  EXPECT_FALSE(grouped_gemm1_gathers(gptq, false, mixed, 256, 7168, 8 * 8192, 256, kSms));  // r = 256: 256-token tiles
+  EXPECT_TRUE(grouped_gemm1_gathers(integer_quant(WeightFormat::kAWQ, 8, -1, true), true, mixed,
+                                    kGatherMaxGateUpRows / 2, 1024, 64 * 32, 64, kSms));
+  EXPECT_FALSE(grouped_gemm1_gathers(gptq, true, mixed, kGatherMaxGateUpRows / 2 + 8, 1024, 64 * 32, 64, kSms));
+  EXPECT_FALSE(grouped_gemm1_gathers(gptq, true, mixed, 768, 2048, 8 * 2048, 128, kSms));   // Qwen3 M = 2048: 2I = 1536
+  EXPECT_FALSE(grouped_gemm1_gathers(gptq, true, mixed, 14336, 4096, 2 * 512, 8, kSms));    // Mixtral M = 512
+  QuantParams act_order = integer_quant(WeightFormat::kGPTQ, 4, 128, false);
+  act_order.has_g_idx = true;
+  EXPECT_FALSE(grouped_gemm1_gathers(act_order, false, mixed, 256, 7168, 8 * 4096, 256, kSms));
+  QuantParams dense;
+  EXPECT_FALSE(grouped_gemm1_gathers(dense, true, mixed, 256, 4096, 8 * 4096, 256, kSms));
+}
+
 TEST(Planner, SwappedGemmOneGathersRowsWithFewTilesOrLongRows) {
   // v38: with swapped operands (128 weight rows x 64 tokens) where GEMM1 has at most 5 weight
   // tiles per SM, or where H * r reaches kSwapGatherMinRowElems.

@@ -863,6 +863,17 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
   }
   GpuCase scout = bench_case("llama4_scout_tp8", 9);  // weight applied on input
   run_quant_case(scout, awq);
+  // GEMM1 of the mixed-input path reading x by token (2I <= 512, at least 32 rows per expert:
+  // planner.h, kMixedGatherMinRows): over K = 2880 (a partial 128-k block), under an expert
+  // map, bf16 and fp16, int4 and int8.
+  for (DType act : {DType::kBF16, DType::kFP16}) {
+    GpuCase gx = custom(200, 16, 2880, 256, 4, "uniform");
+    gx.ep_half = true;
+    gx.act = act;
+    gx.sample_rows = 16;
+    run_quant_case(gx, awq);
+    run_quant_case(gx, integer_quant(WeightFormat::kGPTQ, 8, 64, false));  // K = 2880: groups of 64
+  }
   // Act-order under an expert map (the column gather finds each pair's local expert), over K =
   // 2880 / 1408 (partial 128-k blocks), with fp16, at decode and past the GEMV.
   QuantParams act_order = integer_quant(WeightFormat::kGPTQ, 4, 64, true);
