@@ -333,7 +333,7 @@ TEST(Planner, MixedGemmOneGathersRowsWhereGateUpIsNarrow) {
   EXPECT_TRUE(grouped_gemm1_gathers(gptq, false, mixed, 256, 7168, 8 * 1024, 256, kSms));  // r = 32
   EXPECT_FALSE(grouped_gemm1_gathers(gptq, false, mixed, 256, 7168, 8 * 1024 - 1, 256, kSms));
   EXPECT_FALSE(grouped_gemm1_gathers(gptq, false, mixed, 256, 7168, 8 * 8192, 256, kSms));  // r = 256: 256-token tiles
-  EXPECT_TRUE(grouped_gemm1_gathers(integer_quant(WeightFormat::kAWQ, 8, -1, true), true, mixed,
+  EXPECT_TRUE(grouped_gemm1_gathers(integer_quant(WeightFormat::kMoeWNA16, 8, -1, true), true, mixed,
                                     kGatherMaxGateUpRows / 2, 1024, 64 * 32, 64, kSms));
   EXPECT_FALSE(grouped_gemm1_gathers(gptq, true, mixed, kGatherMaxGateUpRows / 2 + 8, 1024, 64 * 32, 64, kSms));
   EXPECT_FALSE(grouped_gemm1_gathers(gptq, true, mixed, 768, 2048, 8 * 2048, 128, kSms));   // Qwen3 M = 2048: 2I = 1536
