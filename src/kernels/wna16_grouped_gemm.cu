@@ -722,13 +722,12 @@ EncodeTiled encode_tiled() {
 }
 
 // x [rows_bound, k] of T as TMA boxes of 64 k by kTileTokens rows in the 128-byte swizzle (one
-// stage's half); reads past either extent are zero-filled. x by token (gather_topk > 0) is
-// never read by TMA: a map of its first row only.
+// stage's half); reads past either extent are zero-filled.
 template <typename T, int kTileTokens>
 cudaError_t x_tensor_map(const Wna16GemmParams& p, CUtensorMap* map) {
   const EncodeTiled encode = encode_tiled();
   if (encode == nullptr) return cudaErrorNotSupported;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(p.k), static_cast<cuuint64_t>(p.gather_topk > 0 ? 1 : p.rows_bound)};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(p.k), static_cast<cuuint64_t>(p.rows_bound)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(p.k) * sizeof(T)};
   const cuuint32_t box[2] = {64, kTileTokens};
   const cuuint32_t steps[2] = {1, 1};
@@ -744,9 +743,12 @@ cudaError_t launch_kernel(const Wna16GemmParams& p, const QuantWeightsView& w, c
   constexpr size_t smem = SmemLayout<kBits, kTileTokens>::kSmemBytes;
   static const cudaError_t opt_in = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (opt_in != cudaSuccess) return opt_in;
-  CUtensorMap x_map;
-  const cudaError_t mapped = x_tensor_map<T, kTileTokens>(p, &x_map);
-  if (mapped != cudaSuccess) return mapped;
+  // x by token (gather_topk > 0) is never read by TMA, nor its map prefetched: none is built.
+  CUtensorMap x_map{};
+  if (p.gather_topk == 0) {
+    const cudaError_t mapped = x_tensor_map<T, kTileTokens>(p, &x_map);
+    if (mapped != cudaSuccess) return mapped;
+  }
   // Persistent: at most one CTA per SM (one fits), over the tile space's host-known bound.
   const dim3 space = wna16_grouped_gemm_grid(p);
   const int64_t tiles = static_cast<int64_t>(space.x) * space.y;
