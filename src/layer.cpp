@@ -516,13 +516,9 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     g.out = out;
     g.n_out = n_out;
     g.k = k;
-    // wna16_gemv's warps keep two pipeline stages of K per split, the dense kernel 4 steps of 32.
     const kernels::QuantWeightsView v =
         integer ? quant_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2) : kernels::QuantWeightsView();
-    // fp8_gemv: one pipeline block of two 64-k steps.
-    const int64_t unit =
-        integer ? 2 * 128 * kernels::wna16_stage_blocks(v.bits, kernels::wna16_block_groups(v.groups, v.group_size))
-                : 128;
+    const int64_t unit = small_m_split_unit(quant, k);
     // The planner's register-bound block variant is the one fp8_gemv compiles.
     static_assert(kFp8BlockSplitRule.resident_one_tile == kernels::kFp8GemvBoundCtasPerSm);
     static_assert(kDenseSplitRule.resident_one_tile == kernels::kGemvCtasPerSm &&
@@ -568,6 +564,9 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     g.topk = s.topk;
     static_assert(kOneTokenDownMinTopk == kernels::kOneTokenDownMinTopk &&
                   kOneTokenDownMaxTopk == kernels::kOneTokenDownMaxTopk);
+    static_assert(one_token_down_split(4) == 8 / kernels::one_token_down_experts(4) &&
+                  one_token_down_split(5) == 8 / kernels::one_token_down_experts(5) &&
+                  one_token_down_split(8) == 8 / kernels::one_token_down_experts(8));
     if (down_combines) {
       g.gate_up = false;
       g.x = intermediate;
@@ -575,8 +574,9 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
       g.out = down_out;
       g.n_out = s.hidden;
       g.k = s.inter;
-      const cudaError_t e = kernels::launch_one_token_down(g, stream);
-      return e == cudaSuccess ? Status() : cuda_error(e, "small_m_splitk one-token down launch");
+      const cudaError_t e = integer ? kernels::launch_wna16_one_token_down(g, quant_view(*args.weights, Projection::kW2), stream)
+                                    : kernels::launch_one_token_down(g, stream);
+      return e == cudaSuccess ? Status() : cuda_error(e, std::string(integer ? "wna16_gemv" : "small_m_splitk") + " one-token down launch");
     }
     return gemm(false, intermediate, args.weights->w2.weight, down_out, s.hidden, s.inter, nullptr);
   }
@@ -890,7 +890,7 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   // One token on the small-M path: the down GEMV sums the token's experts itself (writing out
   // after the gate-up GEMV has read x, so an in-place call is safe too); not where the caller
   // forces the down GEMV's split-K, which that kernel does not take.
-  const bool down_combines = !grouped && one_token_down(s, args.weights->quant) && args.split_k_down <= 0;
+  const bool down_combines = !grouped && one_token_down(s, args.weights->quant, sms) && args.split_k_down <= 0;
   if (direct_out) {
     al.skipped_rows = args.out;
     al.skipped_row_bytes = row_bytes;

@@ -119,8 +119,16 @@ bool top1_direct_output(const ProblemShape& s, bool has_expert_map) {
   return s.topk == 1 && s.m <= kernels::kZeroSkippedMaxPairs && (!has_expert_map || s.m <= kTop1DirectMaxMappedTokens);
 }
 
-bool one_token_down(const ProblemShape& s, const QuantParams& q) {
-  return q.format == WeightFormat::kDense && s.m == 1 && s.topk >= kOneTokenDownMinTopk && s.topk <= kOneTokenDownMaxTopk;
+bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_count) {
+  if (s.m != 1 || s.topk < kOneTokenDownMinTopk || s.topk > kOneTokenDownMaxTopk) return false;
+  if (q.format == WeightFormat::kDense) return true;
+  if (!is_integer_format(q.format) || q.bits != 4 || !wna16_gemv_supports(q)) return false;
+  // The down GEMV's own split at this shape (run_small_m's choice): the one-token kernel's
+  // warps must not split K fewer ways, or it streams with fewer warps and longer slices.
+  const int64_t active = std::min<int64_t>(s.num_experts, s.topk);
+  const SmallMGemmConfig down = choose_small_m_config((s.hidden + 15) / 16, active, s.topk, s.inter, sm_count,
+                                                      small_m_split_unit(q, s.inter), kWna16SplitRule);
+  return down.split_k <= one_token_down_split(s.topk);
 }
 
 bool grouped_gemms_launch_early(const ProblemShape& s) {
@@ -263,6 +271,12 @@ SmallMSplitRule gemv_split_rule(const QuantParams& q) {
   if (is_integer_format(q.format)) return kWna16SplitRule;
   if (is_fp8_format(q.format)) return kFp8SplitRule;
   return kDenseSplitRule;
+}
+
+int64_t small_m_split_unit(const QuantParams& q, int64_t k) {
+  if (!is_integer_format(q.format)) return 128;
+  const bool block_groups = q.group_size <= 0 || q.group_size >= k || q.group_size % 128 == 0;
+  return 2 * 128 * (q.bits == 4 && block_groups ? 2 : 1);
 }
 
 bool dense_down_ring(int64_t k, int32_t split_k) {

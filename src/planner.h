@@ -278,14 +278,23 @@ bool fp8_gemm1_gathers(const QuantParams& quant, KernelPath path, int64_t tile_r
 inline constexpr int64_t kTop1DirectMaxMappedTokens = 16;
 bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
 /// Whether a small-M layer runs its down GEMV for one token with the combine folded in
-/// (kernels::launch_one_token_down): dense weights, M = 1, top-k 4-8. A CTA sums its 16
-/// output rows over the token's experts in shared memory, so neither the y rows nor the
-/// combine's launch remain. Measured (v39, bf16, M = 1, three rounds, against the combine):
-/// Qwen2 0.926, DeepSeek-V3 TP8 0.976, Qwen3 0.991 (top-8), Mixtral (top-2, K = 14336) 1.006;
-/// top-1 writes its output directly already.
+/// (kernels::launch_one_token_down, launch_wna16_one_token_down): M = 1, top-k 4-8, dense
+/// weights, or int4 ones that wna16_gemv reads where its down GEMV would not split K further
+/// than the one-token kernel does. A CTA sums its 16 output rows over the token's experts in
+/// shared memory, so neither the y rows nor the combine's launch remain. Measured (v39, bf16,
+/// M = 1, three rounds, against the combine): Qwen2 0.926, DeepSeek-V3 TP8 0.976, Qwen3 0.991
+/// (top-8), Mixtral (top-2, K = 14336) 1.006; top-1 writes its output directly already.
+/// Integer (v57, H100, four ABBA rounds): int4 GPTQ / AWQ g128 Qwen3 0.930-0.943, Qwen2
+/// 0.944-0.960, DeepSeek-V3 TP8 0.953-0.974; int8 Qwen3 1.014-1.029 (its down GEMV splits K 2
+/// ways there, the one-token kernel's warps 1: half the warps, twice the serial ring stages),
+/// Qwen2 and DeepSeek-V3 0.992-1.029 (no gain): int8 keeps the combine. Not FP8: its down GEMV
+/// reads the intermediate's scales, which the one-token kernels do not take.
 inline constexpr int64_t kOneTokenDownMinTopk = 4;
 inline constexpr int64_t kOneTokenDownMaxTopk = 8;  // one CTA's 8 warps, one expert each at least
-bool one_token_down(const ProblemShape& shape, const QuantParams& quant);
+/// The K split of the one-token kernels' 8 warps: 4 experts by 2 at top-4, 8 by 1 above
+/// (kernels::one_token_down_experts).
+constexpr int32_t one_token_down_split(int64_t topk) { return topk <= 4 ? 2 : 1; }
+bool one_token_down(const ProblemShape& shape, const QuantParams& quant, int32_t sm_count);
 
 /// Whether the grouped path's GEMMs launch as programmatic dependents
 /// (kernels::GroupedGemmParams): both GEMMs launch_early (GEMM1's CTAs start under the setup
@@ -509,6 +518,11 @@ inline constexpr int64_t kFp8BlockWideMaxCtasPerSm = 2;
 /// for int4 or int8, fp8_gemv's for per-tensor / per-channel scales (128 x 128 blocks take
 /// choose_fp8_block_config).
 SmallMSplitRule gemv_split_rule(const QuantParams& quant);
+/// The k a small-M GEMV warp's K slice keeps per split (choose_small_m_config's split_k_unit)
+/// over a projection of K = k: wna16_gemv two pipeline stages (int4 2 x 128 k per stage where
+/// groups span whole 128-k blocks, else 128: kernels::wna16_stage_blocks), the dense GEMV 4
+/// steps of 32, fp8_gemv one block of two 64-k steps.
+int64_t small_m_split_unit(const QuantParams& quant, int64_t k);
 
 /// The small-M kernel's CTA has 8 warps; a warp owns one 16-row tile (8 gate/up column pairs,
 /// or 16 down rows). Split-K trades row tiles for K slices by `rule`, as long as each warp's

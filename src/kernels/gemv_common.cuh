@@ -135,6 +135,30 @@ struct WarpPlace {
     return true;
   }
 
+  // The one-token down GEMV's place (M = 1, top-k 4-8: launch_one_token_down and
+  // launch_wna16_one_token_down): the CTA covers the 16-row tile blockIdx.x for all of the
+  // token's live experts; warp w runs live expert w / kSplitK (align's active list, complete
+  // before down starts: start()) on K slice w % kSplitK. A warp past the live experts gets
+  // count 0 (an expert of the token that is not local adds nothing, as in the combine). The
+  // token's experts are distinct, one pair each; a repeated expert's pairs are its columns.
+  __device__ void init_one_token(const GroupedGemvParams& p) {
+    static_assert(!kGateUp, "one token: the down GEMV");
+    warp = threadIdx.x >> 5;
+    lane = threadIdx.x & 31;
+    g = lane >> 2;
+    q = lane & 3;
+    tile = 0;
+    split = warp % kSplitK;
+    const int which = warp / kSplitK;
+    const bool live = which < p.active_experts[p.num_experts];
+    e = live ? p.active_experts[which] : 0;
+    begin = live ? p.expert_offsets[e] : 0;
+    count = live ? min(p.expert_counts[e], 8) : 0;  // pairs of e: at most top-k <= 8
+    unit0 = static_cast<int64_t>(blockIdx.x) * 16;
+    row_lo = unit0 + g < p.n_out ? unit0 + g : p.n_out - 1;
+    row_hi = unit0 + 8 + g < p.n_out ? unit0 + 8 + g : p.n_out - 1;
+  }
+
   // init() behind the programmatic dependent launch's wait where it must be. Gate-up reads
   // align's expert table, which its predecessor wrote: it waits first. Down reads the same
   // table, complete before down can start (its predecessor, the gate-up GEMV or the
@@ -239,6 +263,49 @@ __device__ __forceinline__ void finish_pass(const GroupedGemvParams& p, const Wa
   }
   if (kSplitK > 1) __syncthreads();  // s_partial is rewritten by the next pass
 }
+
+// The one-token down GEMV's combine (init_one_token): each warp's products, times the routed
+// weight, meet in shared memory by the pair's top-k slot and split, and are added slot by slot,
+// splits in order (bitwise deterministic); the CTA writes out[0, n0 .. n0 + 15]. No y rows and
+// no combine launch. zero() by every thread, then a __syncthreads before any add().
+template <int kSplitK>
+struct OneTokenSums {
+  static constexpr int kExperts = kWarps / kSplitK;  // the token's live experts a CTA covers (>= top-k)
+  float part[kExperts][kSplitK][16];                 // [top-k slot][split][row of the tile]
+
+  __device__ void zero() {
+    for (int i = threadIdx.x; i < kExperts * kSplitK * 16; i += kThreads) (&part[0][0][0])[i] = 0.0f;
+  }
+  // This warp's accumulator (lane (g, q): rows g, g + 8 of token columns 2q, 2q + 1).
+  __device__ void add(const GroupedGemvParams& p, const WarpPlace<kSplitK, false>& w, const float (&acc)[4]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int col = 2 * w.q + h;
+      if (col < w.count) {
+        const int32_t pair = p.sorted_pairs[w.begin + col];
+        const float scale = p.weight_on_input ? 1.0f : p.topk_weights[pair];
+        const int slot = pair % p.topk;
+        part[slot][w.split][w.g] = acc[h] * scale;
+        part[slot][w.split][w.g + 8] = acc[2 + h] * scale;
+      }
+    }
+  }
+  // After every warp's add() and a __syncthreads: out's 16 rows from n0.
+  template <typename T>
+  __device__ void store(const GroupedGemvParams& p, int64_t n0) const {
+    const int r = threadIdx.x;
+    if (r < 16 && n0 + r < p.n_out) {
+      float sum = 0.0f;
+      for (int slot = 0; slot < p.topk; ++slot) {
+        float s = 0.0f;
+#pragma unroll
+        for (int sp = 0; sp < kSplitK; ++sp) s += part[slot][sp][r];
+        sum += s;
+      }
+      static_cast<T*>(p.out)[n0 + r] = Elem<T>::from_float(sum);
+    }
+  }
+};
 
 // The grid of one GEMM: x = groups of row tiles, y = active-expert slots.
 inline dim3 grid_for(const GroupedGemvParams& p) {

@@ -137,9 +137,10 @@ cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interle
 cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles,
                                        GemvStaging staging, int* ctas_per_sm);
 /// The down GEMV for a single token with the top-k combine folded in (M = 1, top-k 4-8, dense
-/// weights): p.out is out's one row [n_out] (not y), written whole (zeros where no expert is
-/// local); p.x the intermediate by sorted position, p.topk_weights applied unless
-/// weight_on_input. A CTA covers one 16-row tile for all of the token's experts.
+/// weights; launch_wna16_one_token_down for int4 ones): p.out is out's one row [n_out] (not
+/// y), written whole (zeros where no expert is local); p.x the intermediate by sorted
+/// position, p.topk_weights applied unless weight_on_input. A CTA covers one 16-row tile for
+/// all of the token's experts.
 cudaError_t launch_one_token_down(const GroupedGemvParams& p, cudaStream_t stream);
 inline constexpr int32_t kOneTokenDownMinTopk = 4;
 inline constexpr int32_t kOneTokenDownMaxTopk = 8;
@@ -195,6 +196,9 @@ FUSEDMOE_HOST_DEVICE inline bool wna16_register_layout(const QuantWeightsView& w
 /// scaled by their group's scale in fp32 (eight n-tiles: the weights scaled once in
 /// the activation type). Same fields as GroupedGemvParams apart from `w`.
 cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream);
+/// launch_one_token_down over prepared int4 weights: wna16_gemv's down GEMV for a single token
+/// (M = 1, top-k 4-8) with the top-k combine folded in; p.out is out's one row [n_out].
+cudaError_t launch_wna16_one_token_down(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream);
 
 /// wna16_grouped_gemm: one expert GEMM over prepared int4/int8 weights for every local expert
 /// at large batch, the weights dequantized in registers into wgmma's A operand (no dense copy).

@@ -173,67 +173,34 @@ struct RegisterStream {
 
 // Down for one token with the combine folded in (M = 1, top-k 4-8, dense weights): out's row is
 // the sum over the token's local experts e of w2[e] a[pos_e] times the routed weight, so a CTA
-// takes one 16-row tile of it over all of them. Warp w computes live expert w / kSplitK (align's
-// active list; the token's experts are distinct, one pair each, and a repeated expert's pairs
-// are its MMA token columns) on K slice w % kSplitK; the partial sums meet in shared memory by
-// the pair's top-k slot and are added slot by slot, splits in order (bitwise deterministic), and
-// the CTA writes out[0, n0 .. n0 + 15]. No y rows and no combine launch; slots whose expert is
-// not local (expert parallelism) are not in the list and add nothing, as in the combine.
+// takes one 16-row tile of it over all of them (gemv::WarpPlace::init_one_token), and the warps'
+// sums meet in shared memory (gemv::OneTokenSums).
 template <typename T, int kSplitK>
 __global__ void __launch_bounds__(kThreads) one_token_down_kernel(GroupedGemvParams p) {
-  constexpr int kExperts = kWarps / kSplitK;  // the token's live experts a CTA covers (>= topk)
-  __shared__ float s_part[kExperts][kSplitK][16];  // [top-k slot][split][row of the tile]
-  for (int i = threadIdx.x; i < kExperts * kSplitK * 16; i += kThreads) (&s_part[0][0][0])[i] = 0.0f;
+  __shared__ gemv::OneTokenSums<kSplitK> s_sums;
+  s_sums.zero();
   __syncthreads();
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-  const int which = warp / kSplitK, split = warp % kSplitK;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * 16;
-  // Align's table is complete before this kernel starts (WarpPlace::start); only the
-  // intermediate comes from the predecessor.
-  const bool live = which < p.active_experts[p.num_experts];
-  const int e = live ? p.active_experts[which] : 0;
-  const int64_t begin = live ? p.expert_offsets[e] : 0;
-  const int count = live ? min(p.expert_counts[e], 8) : 0;  // pairs of e: at most top-k <= 8
+  gemv::WarpPlace<kSplitK, false> w;
+  w.init_one_token(p);
   RegisterStream<T> stream;
-  const T* w_e = static_cast<const T*>(p.w) + static_cast<int64_t>(e) * p.n_out * p.k;
-  const int64_t r_lo = n0 + g < p.n_out ? n0 + g : p.n_out - 1, r_hi = n0 + 8 + g < p.n_out ? n0 + 8 + g : p.n_out - 1;
-  stream.lo = w_e + r_lo * p.k;
-  stream.hi = w_e + r_hi * p.k;
+  const T* w_e = static_cast<const T*>(p.w) + static_cast<int64_t>(w.e) * p.n_out * p.k;
+  stream.lo = w_e + w.row_lo * p.k;
+  stream.hi = w_e + w.row_hi * p.k;
   stream.K = p.k;
-  stream.q = q;
-  const int64_t steps = (p.k + 31) / 32, per_split = (steps + kSplitK - 1) / kSplitK;
-  stream.s_begin = split * per_split;
-  const int64_t s_end = stream.s_begin + per_split < steps ? stream.s_begin + per_split : steps;
-  stream.s_end = live ? s_end : stream.s_begin;  // no expert: no loads
+  stream.q = w.q;
+  int64_t s_begin = 0, s_end = 0;
+  w.slice((p.k + 31) / 32, &s_begin, &s_end);
+  stream.s_begin = s_begin;
+  stream.s_end = w.count > 0 ? s_end : s_begin;  // no expert: no loads
   stream.start();
   wait_for_predecessor();
   // Token column g: the expert's pair g, at row begin + g of the intermediate.
   float acc[4];
-  stream.run(static_cast<const T*>(p.x) + (begin + (g < count ? g : 0)) * p.k, g < count, acc);
+  stream.run(static_cast<const T*>(p.x) + (w.begin + (w.g < w.count ? w.g : 0)) * p.k, w.g < w.count, acc);
   allow_successor();
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {  // lane (g, q) holds rows g, g + 8 of columns 2q, 2q + 1
-    const int col = 2 * q + h;
-    if (col < count) {
-      const int32_t pair = p.sorted_pairs[begin + col];
-      const float scale = p.weight_on_input ? 1.0f : p.topk_weights[pair];
-      const int slot = pair % p.topk;
-      s_part[slot][split][g] = acc[h] * scale;
-      s_part[slot][split][g + 8] = acc[2 + h] * scale;
-    }
-  }
+  s_sums.add(p, w, acc);
   __syncthreads();
-  const int r = threadIdx.x;
-  if (r < 16 && n0 + r < p.n_out) {
-    float sum = 0.0f;
-    for (int slot = 0; slot < p.topk; ++slot) {
-      float part = 0.0f;
-#pragma unroll
-      for (int sp = 0; sp < kSplitK; ++sp) part += s_part[slot][sp][r];
-      sum += part;
-    }
-    static_cast<T*>(p.out)[n0 + r] = Elem<T>::from_float(sum);
-  }
+  s_sums.template store<T>(p, w.unit0);
 }
 
 // The ring variant: weights go through shared memory (cp.async), not registers, so that the

@@ -211,10 +211,19 @@ __device__ __forceinline__ int zero_at(const GroupParams& gp, bool hi, int row) 
 // grouped path's dequantization rounds it, and the MMAs accumulate into the result directly.
 // The exact form's per-group partial sums would double the accumulators to 64 registers.
 // Tiles 4-7 are skipped (warp-uniform) when the pass has at most 32 tokens.
-template <typename T, int kBits, int kGroupsPerBlock, int kSplitK, int kNTiles, bool kGateUp, bool kSharedX>
+//
+// kOneToken (down, one n-tile: launch_wna16_one_token_down): one token's down GEMV with the
+// top-k combine folded in, as small_m_splitk's one_token_down_kernel: the CTA covers one
+// 16-row tile of out's row for all of the token's live experts (warp w: live expert
+// w / kSplitK, K slice w % kSplitK; gemv::WarpPlace::init_one_token), each warp on its own ring
+// as above; the warps' products meet in shared memory (gemv::OneTokenSums). A warp with no live
+// expert copies nothing and runs one empty pass, so that every warp reaches the CTA's barrier.
+template <typename T, int kBits, int kGroupsPerBlock, int kSplitK, int kNTiles, bool kGateUp, bool kSharedX,
+          bool kOneToken = false>
 __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(GroupedGemvParams p, QuantWeightsView qw) {
   static_assert(!kSharedX || (kSplitK == 1 && (kNTiles == 4 || kNTiles == 8)), "shared x: four or eight n-tiles, no split");
   static_assert(kNTiles != 8 || kSharedX, "eight n-tiles: shared x");
+  static_assert(!kOneToken || (!kGateUp && kNTiles == 1 && !kSharedX), "one token: down, one n-tile");
   // Eight n-tiles: the weights dequantized with their scales (kScaled, below).
   constexpr bool kScaled = kNTiles == 8;
   constexpr int kTokensPerPass = 8 * kNTiles;
@@ -227,10 +236,17 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   constexpr int kUnroll = L::kUnroll;
   constexpr uint32_t kStageChunkBytes = 2 * kVecs * 32 * 16;  // one block's code chunks of a warp
   __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
+  __shared__ std::conditional_t<kOneToken, gemv::OneTokenSums<kSplitK>, char> s_sums;
   extern __shared__ __align__(16) unsigned char s_ring[];
 
   gemv::WarpPlace<kSplitK, kGateUp> w;
-  if (!w.start(p)) return;  // waits for the predecessor where it must (down: later)
+  if constexpr (kOneToken) {
+    s_sums.zero();
+    __syncthreads();
+    w.init_one_token(p);
+  } else if (!w.start(p)) {
+    return;  // waits for the predecessor where it must (down: later)
+  }
   const int64_t K = p.k;
   const int64_t rows = kGateUp ? 2 * p.n_out : p.n_out;
   const int64_t row_words = quant_row_words(K, kBits);
@@ -281,7 +297,9 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   const bool has_zeros = qw.zeros != nullptr;
   int64_t slice_begin = 0, slice_end = 0;
   w.slice((K + 127) / 128, &slice_begin, &slice_end);
-  const int b_begin = static_cast<int>(slice_begin), b_end = static_cast<int>(slice_end);
+  // One token: a warp with no live expert copies nothing.
+  const int b_begin = static_cast<int>(slice_begin);
+  const int b_end = kOneToken && w.count == 0 ? b_begin : static_cast<int>(slice_end);
   const int stages = (b_end - b_begin + kUnroll - 1) / kUnroll;
   const int first_group = bpg > 0 ? b_begin / bpg : 0, first_rem = bpg > 0 ? b_begin % bpg : 0;
 
@@ -361,7 +379,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     cp_async_commit();
   };
 
-  for (int c0 = 0; c0 < w.count; c0 += kTokensPerPass) {
+  for (int c0 = 0; c0 < w.count || (kOneToken && c0 == 0); c0 += kTokensPerPass) {
     // The previous pass's last reads of the ring are done.
     if constexpr (kSharedX) {
       __syncthreads();
@@ -529,17 +547,31 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
       }
     }
     cp_async_wait<0>();
-    gemv::finish_pass<T, kSplitK, kNTiles, kGateUp>(p, w, c0, acc, s_partial);
+    if constexpr (kOneToken) {
+      s_sums.add(p, w, acc[0]);  // one pass: at most 8 pairs
+    } else {
+      gemv::finish_pass<T, kSplitK, kNTiles, kGateUp>(p, w, c0, acc, s_partial);
+    }
+  }
+  if constexpr (kOneToken) {
+    allow_successor();
+    __syncthreads();
+    s_sums.template store<T>(p, w.unit0);
   }
 }
 
 template <auto kKernel>
-cudaError_t launch_ring(size_t smem, const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+cudaError_t launch_ring(size_t smem, const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream,
+                        dim3 grid) {
   // Above the default 48 KiB of dynamic shared memory a kernel must opt in (once per kernel).
   static const cudaError_t opt_in =
       cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (opt_in != cudaSuccess) return opt_in;
-  return launch_with_pdl_smem(kKernel, gemv::grid_for(p), dim3(kThreads), smem, stream, p, w);
+  return launch_with_pdl_smem(kKernel, grid, dim3(kThreads), smem, stream, p, w);
+}
+template <auto kKernel>
+cudaError_t launch_ring(size_t smem, const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+  return launch_ring<kKernel>(smem, p, w, stream, gemv::grid_for(p));
 }
 
 template <typename T, int kBits, int kGpb, int kNTiles, bool kGateUp>
@@ -584,19 +616,49 @@ cudaError_t launch_bits(const GroupedGemvParams& p, const QuantWeightsView& w, c
   return wna16_block_groups(w.groups, w.group_size) ? launch_groups<T, kBits, 1>(p, w, stream) : launch_groups<T, kBits, 4>(p, w, stream);
 }
 
+// One token's down GEMV with the combine (kOneToken): one CTA per 16 rows of out, its 8 warps
+// one_token_down_experts(topk) experts by 8 / that K slices.
+template <typename T, int kBits, int kGpb>
+cudaError_t launch_one_token_groups(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+  const size_t smem = StageLayout<T, kBits, kGpb, false, 1>::kCtaBytes;
+  const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16));
+  return gemv::kWarps / one_token_down_experts(p.topk) == 1
+             ? launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, 1, false, false, true>>(smem, p, w, stream, grid)
+             : launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 2, 1, false, false, true>>(smem, p, w, stream, grid);
+}
+
+template <typename T, int kBits>
+cudaError_t launch_one_token_bits(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+  return wna16_block_groups(w.groups, w.group_size) ? launch_one_token_groups<T, kBits, 1>(p, w, stream)
+                                                    : launch_one_token_groups<T, kBits, 4>(p, w, stream);
+}
+
+// The checks both launchers share: K < 2^30 and N < 2^27 (the kernel's block, group and
+// parameter-stride arithmetic is 32-bit), a layout the kernel reads.
+bool gemv_args_ok(const GroupedGemvParams& p, const QuantWeightsView& w) {
+  return p.k % kVec == 0 && p.k < (int64_t{1} << 30) && p.n_out > 0 && p.n_out < (int64_t{1} << 27) && p.max_active > 0 &&
+         p.max_active <= 65535 && wna16_register_layout(w);
+}
+
 }  // namespace
 
 cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
-  // K < 2^30 and N < 2^27: the kernel's block, group and parameter-stride arithmetic is 32-bit.
-  if (p.k % kVec != 0 || p.k >= (int64_t{1} << 30) || p.n_out <= 0 || p.n_out >= (int64_t{1} << 27) ||
-      p.max_active <= 0 || p.max_active > 65535) {
-    return cudaErrorInvalidValue;
-  }
-  if (!wna16_register_layout(w)) return cudaErrorInvalidValue;
+  if (!gemv_args_ok(p, w)) return cudaErrorInvalidValue;
   if (p.elem == ElemType::kBF16) {
     return w.bits == 4 ? launch_bits<__nv_bfloat16, 4>(p, w, stream) : launch_bits<__nv_bfloat16, 8>(p, w, stream);
   }
   return w.bits == 4 ? launch_bits<__half, 4>(p, w, stream) : launch_bits<__half, 8>(p, w, stream);
+}
+
+cudaError_t launch_wna16_one_token_down(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+  // One token: its experts are at most top-k, which one CTA's warps cover. int4 only (int8 was
+  // no faster than the down GEMV and the combine: planner.h, one_token_down).
+  if (!gemv_args_ok(p, w) || w.bits != 4 || p.gate_up || p.topk < kOneTokenDownMinTopk || p.topk > kOneTokenDownMaxTopk ||
+      p.num_experts <= 0 || p.max_active > one_token_down_experts(p.topk)) {
+    return cudaErrorInvalidValue;
+  }
+  return p.elem == ElemType::kBF16 ? launch_one_token_bits<__nv_bfloat16, 4>(p, w, stream)
+                                   : launch_one_token_bits<__half, 4>(p, w, stream);
 }
 
 }  // namespace fusedmoe::kernels

@@ -863,6 +863,26 @@ TEST_P(QuantLayer, EdgeShapesAndFp16) {
   }
   GpuCase scout = bench_case("llama4_scout_tp8", 9);  // weight applied on input
   run_quant_case(scout, awq);
+  // One token, top-k 4-8, int4: on small_m the down GEMV sums the token's experts itself
+  // (launch_wna16_one_token_down; planner.h, one_token_down: each case below takes it): top-k
+  // 4 / 6 / 8 (K split 2 / 1 / 1 ways); H = 1000 (a partial 16-row tile: per-channel scales,
+  // the only groups that divide it) and I = 320 (a partial 128-k block), bf16 (the folded zero
+  // points) and fp16, groups of 64 and 32 (a scale per 32-k step), half the experts on another
+  // GPU (a token with none left writes zeros), a malformed map, and in place.
+  for (int32_t topk : {4, 6, 8}) {
+    GpuCase one = custom(1, 16, 1000, 320, topk, "uniform");
+    run_quant_case(one, integer_quant(WeightFormat::kGPTQ, 4, -1, true));
+    one.act = DType::kFP16;
+    run_quant_case(one, integer_quant(WeightFormat::kGPTQ, 4, -1, false));
+    GpuCase mapped = custom(1, 8, 512, 320, topk, "uniform");
+    mapped.ep_half = true;
+    run_quant_case(mapped, awq);
+    mapped.bad_map = true;
+    run_quant_case(mapped, integer_quant(WeightFormat::kGPTQ, 4, 32, false, DType::kBF16));
+    GpuCase in_place = custom(1, 32, 512, 256, topk, "skewed");
+    in_place.out_is_x = true;
+    run_quant_case(in_place, integer_quant(WeightFormat::kGPTQ, 4, 128, true));
+  }
   // GEMM1 of the mixed-input path reading x by token (2I <= 512, at least 32 rows per expert:
   // planner.h, kMixedGatherMinRows): over K = 2880 (a partial 128-k block), under an expert
   // map, bf16 and fp16, int4 and int8.
