@@ -17,23 +17,5 @@ for pt in "w4a16 1" "w4a16 64" "w4a16 4096" "bf16 1" "bf16 4096"; do
   echo "$pt $(el) s" >> "$W/info.txt"
 done
 cat "$W/info.txt"
-python3 - "$W" <<'PY'
-import csv, glob, os, re, sys
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "ncu_*.csv"))):
-    rows = [r for r in csv.reader(l for l in open(f) if l.startswith('"'))]
-    if not rows: print(os.path.basename(f), "no rows"); continue
-    h = rows[0]; ix = {k: h.index(k) for k in ("ID", "Kernel Name", "Grid Size", "Metric Name", "Metric Value")}
-    k = {}
-    for r in rows[1:]:
-        i = int(r[ix["ID"]]); k.setdefault(i, {"name": r[ix["Kernel Name"]], "grid": r[ix["Grid Size"]]})[r[ix["Metric Name"]]] = r[ix["Metric Value"]]
-    agg = {}
-    for i in sorted(k):
-        d = k[i]; n = re.split(r"[<(]", d["name"].replace("(anonymous namespace)::", "").replace("void ", ""))[0].split("::")[-1][:26] + " " + d["grid"]
-        agg.setdefault(n, []).append(d)
-    print("==", os.path.basename(f)[4:-4])
-    for n, ds in agg.items():
-        def med(key):
-            v = sorted(float(d.get(key, "nan").replace(",", "").replace("n/a", "nan")) for d in ds); return v[len(v) // 2]
-        print(f"  {n:40s} x{len(ds):2d} {med('gpu__time_duration.sum') / 1e3:9.1f} us  dram {med('dram__throughput.avg.pct_of_peak_sustained_elapsed'):5.1f}%  gmma {med('sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed'):5.1f}%  hmma {med('sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed'):5.1f}%")
-PY
+python3 scripts/ncu_summary.py "$W"
 carried_pack
