@@ -562,11 +562,6 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     }
     FUSEDMOE_RETURN_IF_ERROR(gemm(true, x, args.weights->w13.weight, intermediate, s.inter, s.hidden, nullptr));
     g.topk = s.topk;
-    static_assert(kOneTokenDownMinTopk == kernels::kOneTokenDownMinTopk &&
-                  kOneTokenDownMaxTopk == kernels::kOneTokenDownMaxTopk);
-    static_assert(one_token_down_split(4) == 8 / kernels::one_token_down_experts(4) &&
-                  one_token_down_split(5) == 8 / kernels::one_token_down_experts(5) &&
-                  one_token_down_split(8) == 8 / kernels::one_token_down_experts(8));
     if (down_combines) {
       g.gate_up = false;
       g.x = intermediate;

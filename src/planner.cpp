@@ -126,9 +126,9 @@ bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_coun
   // The down GEMV's own split at this shape (run_small_m's choice): the one-token kernel's
   // warps must not split K fewer ways, or it streams with fewer warps and longer slices.
   const int64_t active = std::min<int64_t>(s.num_experts, s.topk);
-  const SmallMGemmConfig down = choose_small_m_config((s.hidden + 15) / 16, active, s.topk, s.inter, sm_count,
-                                                      small_m_split_unit(q, s.inter), kWna16SplitRule);
-  return down.split_k <= one_token_down_split(s.topk);
+  const SmallMGemmConfig down = choose_small_m_config(kernels::grouped_gemv_tiles(false, s.hidden), active, s.topk,
+                                                      s.inter, sm_count, small_m_split_unit(q, s.inter), kWna16SplitRule);
+  return down.split_k <= kernels::one_token_down_split(s.topk);
 }
 
 bool grouped_gemms_launch_early(const ProblemShape& s) {
@@ -275,8 +275,8 @@ SmallMSplitRule gemv_split_rule(const QuantParams& q) {
 
 int64_t small_m_split_unit(const QuantParams& q, int64_t k) {
   if (!is_integer_format(q.format)) return 128;
-  const bool block_groups = q.group_size <= 0 || q.group_size >= k || q.group_size % 128 == 0;
-  return 2 * 128 * (q.bits == 4 && block_groups ? 2 : 1);
+  const int64_t groups = q.group_size > 0 ? (k + q.group_size - 1) / q.group_size : 1;
+  return 2 * 128 * kernels::wna16_stage_blocks(q.bits, kernels::wna16_block_groups(groups, q.group_size));
 }
 
 bool dense_down_ring(int64_t k, int32_t split_k) {
@@ -287,7 +287,7 @@ bool dense_down_ring(int64_t k, int32_t split_k) {
 
 SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_t pairs, int64_t k,
                                        int32_t sm_count, int64_t split_k_unit, SmallMSplitRule rule) {
-  constexpr int kWarps = 8;
+  constexpr int kWarps = kernels::kGemvWarps;
   SmallMGemmConfig c;
   c.n_tiles = max_active > 0 && pairs > rule.four_tiles_above_rows * max_active ? 4 : 1;
   const int64_t sms = sm_count;

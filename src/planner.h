@@ -9,6 +9,7 @@
 
 #include "fusedmoe/moe.h"
 #include "kernels/fp8_geometry.h"
+#include "kernels/gemv_geometry.h"
 
 namespace fusedmoe {
 
@@ -289,11 +290,8 @@ bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
 /// ways there, the one-token kernel's warps 1: half the warps, twice the serial ring stages),
 /// Qwen2 and DeepSeek-V3 0.992-1.029 (no gain): int8 keeps the combine. Not FP8: its down GEMV
 /// reads the intermediate's scales, which the one-token kernels do not take.
-inline constexpr int64_t kOneTokenDownMinTopk = 4;
-inline constexpr int64_t kOneTokenDownMaxTopk = 8;  // one CTA's 8 warps, one expert each at least
-/// The K split of the one-token kernels' 8 warps: 4 experts by 2 at top-4, 8 by 1 above
-/// (kernels::one_token_down_experts).
-constexpr int32_t one_token_down_split(int64_t topk) { return topk <= 4 ? 2 : 1; }
+inline constexpr int64_t kOneTokenDownMinTopk = kernels::kOneTokenDownMinTopk;
+inline constexpr int64_t kOneTokenDownMaxTopk = kernels::kOneTokenDownMaxTopk;  // one CTA's 8 warps, one expert each at least
 bool one_token_down(const ProblemShape& shape, const QuantParams& quant, int32_t sm_count);
 
 /// Whether the grouped path's GEMMs launch as programmatic dependents

@@ -21,7 +21,7 @@
 
 namespace fusedmoe::kernels::gemv {
 
-constexpr int kWarps = 8;
+constexpr int kWarps = kGemvWarps;
 constexpr int kThreads = kWarps * 32;
 
 // One m16n8k16 tensor-core step, fp32 accumulate.

@@ -10,14 +10,8 @@
 #include "align_geometry.h"
 #include "fp8_geometry.h"
 #include "gate_up_layout.h"
+#include "gemv_geometry.h"  // FUSEDMOE_HOST_DEVICE, the GEMVs' tiles, one-token split, int stages
 #include "kernel_limits.h"
-
-// Helpers that device code calls too.
-#if defined(__CUDACC__)
-#define FUSEDMOE_HOST_DEVICE __host__ __device__
-#else
-#define FUSEDMOE_HOST_DEVICE
-#endif
 
 namespace fusedmoe::kernels {
 
@@ -142,10 +136,6 @@ cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t spli
 /// position, p.topk_weights applied unless weight_on_input. A CTA covers one 16-row tile for
 /// all of the token's experts.
 cudaError_t launch_one_token_down(const GroupedGemvParams& p, cudaStream_t stream);
-inline constexpr int32_t kOneTokenDownMinTopk = 4;
-inline constexpr int32_t kOneTokenDownMaxTopk = 8;
-/// The token's live experts one one_token_down CTA covers (its 8 warps split K 8 / this ways).
-constexpr int32_t one_token_down_experts(int32_t topk) { return topk <= 4 ? 4 : 8; }
 
 /// Prepared weight-only int4/int8 weights of one projection (N rows, K columns; docs/FORMATS.md,
 /// "Prepared integer layout"): codes [E, N, kp * bits / 32] uint32 with kp = K rounded up to
@@ -170,18 +160,6 @@ struct QuantWeightsView {
 };
 /// 32-bit words of one prepared row: K rounded up to 128, times bits / 32.
 FUSEDMOE_HOST_DEVICE inline int64_t quant_row_words(int64_t k, int32_t bits) { return (k + 127) / 128 * 128 * bits / 32; }
-
-/// Whether a group spans whole 128-k blocks (one group per row, or group_size a multiple of
-/// 128): wna16_gemv then keeps one scale and zero per row and block, else one per 32-k step.
-FUSEDMOE_HOST_DEVICE constexpr bool wna16_block_groups(int64_t groups, int64_t group_size) {
-  return groups == 1 || group_size % 128 == 0;
-}
-
-/// 128-k blocks per pipeline stage of wna16_gemv (32 bytes of codes per lane and row in
-/// flight): int4 2, int8 1; int4 1 for groups shorter than a block (their scales cost registers).
-FUSEDMOE_HOST_DEVICE constexpr int wna16_stage_blocks(int bits, bool block_groups) {
-  return bits == 4 && block_groups ? 2 : 1;
-}
 
 /// The layouts the kernels that dequantize in registers read (wna16_gemv, wna16_grouped_gemm;
 /// the planner's wna16_gemv_supports on QuantParams): int4 / int8, group_size > 0 of 32 or 64,
@@ -404,9 +382,6 @@ struct QuantDequantParams {
   bool interleave_gate_up = false;  // w13: rows written as gate_up_row() interleaves them
 };
 cudaError_t launch_wna16_dequant(const QuantDequantParams& p, cudaStream_t stream);
-
-/// 16-row MMA tiles of one expert's output: gate-up pairs 8 gate with 8 up rows, down takes 16.
-inline int64_t grouped_gemv_tiles(bool gate_up, int64_t n_out) { return gate_up ? (n_out + 7) / 8 : (n_out + 15) / 16; }
 
 /// gather_rows: x_sorted[pos] = x[sorted_pairs[pos] / topk] for the live positions
 /// (pos < live_rows[0]), and row_of_pair[sorted_pairs[pos]] = pos for the combine; or, by_pair,

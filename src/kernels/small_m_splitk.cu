@@ -428,7 +428,7 @@ cudaError_t launch_one_token_down(const GroupedGemvParams& p, cudaStream_t strea
     return cudaErrorInvalidValue;
   }
   const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16));
-  const int split = kWarps / one_token_down_experts(p.topk);
+  const int split = one_token_down_split(p.topk);
   auto launch = [&](auto kernel) { return launch_with_pdl(kernel, grid, dim3(kThreads), stream, p); };
   if (p.elem == ElemType::kBF16) {
     return split == 1 ? launch(one_token_down_kernel<__nv_bfloat16, 1>) : launch(one_token_down_kernel<__nv_bfloat16, 2>);

@@ -617,12 +617,12 @@ cudaError_t launch_bits(const GroupedGemvParams& p, const QuantWeightsView& w, c
 }
 
 // One token's down GEMV with the combine (kOneToken): one CTA per 16 rows of out, its 8 warps
-// one_token_down_experts(topk) experts by 8 / that K slices.
+// one_token_down_experts(topk) experts by one_token_down_split(topk) K slices.
 template <typename T, int kBits, int kGpb>
 cudaError_t launch_one_token_groups(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
   const size_t smem = StageLayout<T, kBits, kGpb, false, 1>::kCtaBytes;
   const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16));
-  return gemv::kWarps / one_token_down_experts(p.topk) == 1
+  return one_token_down_split(p.topk) == 1
              ? launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, 1, false, false, true>>(smem, p, w, stream, grid)
              : launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 2, 1, false, false, true>>(smem, p, w, stream, grid);
 }
