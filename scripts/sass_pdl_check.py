@@ -11,9 +11,11 @@ ptxas keeps ordinary loads below the wait but may move a non-coherent one (`ld.g
 while the kernel runs. The down ring GEMV at one n-tile read the intermediate that way before
 its wait (docs/PERF.md v40). The rule checked here: in a kernel that waits, no `LDG...CONSTANT`
 comes before its last `ACQBULK` in the listing (weights and their scales too: a kernel keeps
-its non-coherent loads after the wait, or loads them otherwise). It reads listing order, not
-control flow: a heuristic that matches how ptxas hoists a load (upward, in straight-line code);
-kernels that never wait are not checked. Exit status 1 lists the
+its non-coherent loads after the wait, or loads them otherwise). A wait that an unconditional
+`EXIT` follows (a CTA with no work that waits only so that the grid does not end before its
+predecessor) guards no load and is not that last wait, unless every wait is one. It reads
+listing order, not control flow: a heuristic that matches how ptxas hoists a load (upward, in
+straight-line code); kernels that never wait are not checked. Exit status 1 lists the
 kernels that break it, 0 says how many waiting kernels were checked.
 """
 import os
@@ -24,6 +26,7 @@ import sys
 INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
 NC_LOAD = re.compile(r"\bLDG(\.[A-Z0-9_]+)*\.CONSTANT\b")
 WAIT = re.compile(r"\bACQBULK\b")
+EXIT = re.compile(r"^EXIT\b")
 
 
 def check(lines):
@@ -34,7 +37,9 @@ def check(lines):
         waits = [i for i, ins in enumerate(instrs) if WAIT.search(ins)]
         if name is None or not waits:
             return None
-        return name, [ins for ins in instrs[: waits[-1]] if NC_LOAD.search(ins)]
+        guarding = [i for i in waits if not (i + 1 < len(instrs) and EXIT.match(instrs[i + 1]))]
+        last = (guarding or waits)[-1]
+        return name, [ins for ins in instrs[:last] if NC_LOAD.search(ins)]
 
     for line in lines:
         if "Function : " in line:

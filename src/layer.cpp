@@ -77,13 +77,18 @@ Status gpu_route(const ProblemShape& s, const RoutingConfig& r, DType logits_dty
   return err == cudaSuccess ? Status() : cuda_error(err, "routing_topk launch");
 }
 
-Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::AlignParams* al, cudaStream_t stream,
-                     bool beside_predecessor) {
+// Align's inputs (the routing's ids), which the combine and the direct table read too.
+static void align_inputs(const MoeInputs& in, const int32_t* topk_ids, kernels::AlignParams* al) {
   al->topk_ids = topk_ids;
   al->expert_map = in.expert_map;
   al->pairs = in.shape.m * in.shape.topk;
   al->global_experts = global_experts(in.shape);
   al->num_experts = in.shape.num_experts;
+}
+
+Status enqueue_align(const MoeInputs& in, const int32_t* topk_ids, kernels::AlignParams* al, cudaStream_t stream,
+                     bool beside_predecessor) {
+  align_inputs(in, topk_ids, al);
   const cudaError_t err = kernels::launch_align_tokens(*al, stream, beside_predecessor);
   return err == cudaSuccess ? Status() : cuda_error(err, "smxx_align_tokens launch");
 }
@@ -486,13 +491,15 @@ namespace {
 // token tiles from the expert's tile count.
 // down_out: the down GEMV's rows by pair (expert_out, or the output itself for top-1), or,
 // with down_combines (one_token_down), out's row with the combine folded into the down GEMV.
-Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, const float* topk_weights,
+// direct (one_token_direct): no align ran; the GEMVs take al.topk_ids as their instances.
+Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, bool direct, const float* topk_weights,
                    void* workspace, const WorkspaceLayout& ws, int32_t sms, void* down_out, bool down_combines,
                    cudaStream_t stream) {
   const MoeInputs& in = args.inputs;
   const ProblemShape& s = in.shape;
   const int64_t pairs = s.m * s.topk;
-  const int32_t max_active = static_cast<int32_t>(std::min<int64_t>(s.num_experts, pairs));
+  // The direct table launches a CTA row per slot.
+  const int32_t max_active = static_cast<int32_t>(direct ? pairs : std::min<int64_t>(s.num_experts, pairs));
   const QuantParams& quant = args.weights->quant;
   const bool integer = is_integer_format(quant.format);
   const bool fp8 = is_fp8_format(quant.format);
@@ -508,6 +515,13 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
   g.expert_offsets = al.expert_offsets;
   g.sorted_pairs = al.sorted_pairs;
   g.active_experts = al.active_experts;
+  if (direct) {  // the token's ids as the instances, in the identity order
+    const cudaError_t err = kernels::direct_pair_order(&g.sorted_pairs);
+    if (err != cudaSuccess) return cuda_error(err, "the direct table's pair order");
+    g.expert_counts = nullptr;
+    g.expert_offsets = nullptr;
+    g.active_experts = al.topk_ids;
+  }
   auto gemm = [&](bool gate_up, const void* x, const void* w, void* out, int64_t n_out, int64_t k,
                   const float* x_scales) {
     g.gate_up = gate_up;
@@ -576,7 +590,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, con
     return gemm(false, intermediate, args.weights->w2.weight, down_out, s.hidden, s.inter, nullptr);
   }
   // FP8: x was quantized by layer_run; the activation output is quantized between the GEMMs
-  // (its live rows: the local pairs, expert_offsets[E]).
+  // (its live rows: the local pairs, expert_offsets[E]; FP8 always aligns: one_token_direct).
   void* quantized = at<void>(workspace, ws, "intermediate_quantized");
   float* scales = at<float>(workspace, ws, "intermediate_scales");
   FUSEDMOE_RETURN_IF_ERROR(gemm(true, at<void>(workspace, ws, "x_quantized"), nullptr, intermediate, s.inter, s.hidden,
@@ -864,6 +878,10 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
     // x's quantizer stores by it, or (GEMM1 reading x's rows itself) no gather writes it
     al.row_of_pair = at<int32_t>(workspace, ws, "row_of_pair");
   }
+  align_inputs(in, topk_ids, &al);
+  // One token on the small-M path: no align; the GEMVs take the token's ids as their
+  // instances (planner.h, one_token_direct).
+  const bool direct = !grouped && one_token_direct(s, args.weights->quant, in.expert_map != nullptr);
   // Small-M FP8: x quantized once (amax over every token) before align, which reads nothing of
   // it and runs beside it (one CTA each at decode); the gate-up GEMV's wait then covers both.
   const bool x_first = is_fp8_format(args.weights->quant.format) && !grouped;
@@ -877,6 +895,7 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   // routed weight applied there) and align zeroes the rows of skipped pairs, as the combine
   // would: no combine (top1_direct_output). Not where out overlaps x (an in-place call): align
   // would zero rows of x before the gate-up GEMV (or, FP8, x's quantizer beside it) reads them.
+  // The direct table's down GEMV zeroes a skipped token's row itself (without align).
   const int64_t row_bytes = s.hidden * dtype_size(in.act_dtype);
   const char* x_begin = static_cast<const char*>(in.x);
   const char* out_begin = static_cast<const char*>(args.out);
@@ -886,14 +905,14 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   // after the gate-up GEMV has read x, so an in-place call is safe too); not where the caller
   // forces the down GEMV's split-K, which that kernel does not take.
   const bool down_combines = !grouped && one_token_down(s, args.weights->quant, sms) && args.split_k_down <= 0;
-  if (direct_out) {
+  if (direct_out && !direct) {
     al.skipped_rows = args.out;
     al.skipped_row_bytes = row_bytes;
   }
   void* expert_out = at<void>(workspace, ws, "expert_out");
-  FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream, x_first));
+  if (!direct) FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream, x_first));
   FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, path, al, topk_weights, workspace, ws, sms, stream)
-                                   : run_small_m(args, al, topk_weights, workspace, ws, sms,
+                                   : run_small_m(args, al, direct, topk_weights, workspace, ws, sms,
                                                  direct_out || down_combines ? args.out : expert_out, down_combines,
                                                  stream));
   if (direct_out || down_combines) return Status();

@@ -131,6 +131,10 @@ bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_coun
   return down.split_k <= kernels::one_token_down_split(s.topk);
 }
 
+bool one_token_direct(const ProblemShape& s, const QuantParams& q, bool has_expert_map) {
+  return s.m == 1 && !has_expert_map && !is_fp8_format(q.format) && !(is_integer_format(q.format) && q.has_g_idx);
+}
+
 bool grouped_gemms_launch_early(const ProblemShape& s) {
   return s.m * s.topk <= kGemmEarlyLaunchMaxRowsPerExpert * s.num_experts;
 }

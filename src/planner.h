@@ -294,6 +294,20 @@ inline constexpr int64_t kOneTokenDownMinTopk = kernels::kOneTokenDownMinTopk;
 inline constexpr int64_t kOneTokenDownMaxTopk = kernels::kOneTokenDownMaxTopk;  // one CTA's 8 warps, one expert each at least
 bool one_token_down(const ProblemShape& shape, const QuantParams& quant, int32_t sm_count);
 
+/// Whether a small-M layer runs without align (the direct table, kernels::GroupedGemvParams):
+/// one token (M = 1), no expert map, no act-order (its x columns are gathered by align's
+/// table), dense or integer weights. The GEMVs take the token's top-k ids as their instances,
+/// instance s being pair s at sorted position s (a repeated id is computed once per slot, as
+/// its own instance), and a skipped id's CTAs write zeros to its rows; the one-token down
+/// kernels and the combine read the same ids. At M = 1 the layer is the serial sum of its
+/// kernels, of which align is one (v57 call 3, H100, ncu: 3.9 of Qwen3 w4a16's 28.0 us).
+/// Measured (v58, H100, ABBA against align at M = 1, four rounds): bf16 0.88-0.99, w4a16
+/// 0.85-0.98, w8a16 two rounds 0.88-0.99 (Scout top-1 most, Mixtral's long GEMVs least).
+/// Not FP8: its x quantizer ran beside align (M = 1 gained 0.95-0.99, Mixtral lost 1.03), and
+/// fp8_gemv's kernels with the direct table's prologue were 1.00-1.04x slower at M = 2-16, so
+/// they keep align's (WarpPlace's kDirect).
+bool one_token_direct(const ProblemShape& shape, const QuantParams& quant, bool has_expert_map);
+
 /// Whether the grouped path's GEMMs launch as programmatic dependents
 /// (kernels::GroupedGemmParams): both GEMMs launch_early (GEMM1's CTAs start under the setup
 /// kernel, GEMM2's under the FP8 activation's quantizer or the setup kernel, both of which let

@@ -516,8 +516,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
   constexpr int kUnroll = kSplitK > 1 && kNTiles == 1 && !kBlock ? 4 : 2;
   __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
 
-  gemv::WarpPlace<kSplitK, kGateUp> w;
-  if (!w.start(p)) return;  // waits for the predecessor where it must (down: later)
+  gemv::WarpPlace<kSplitK, kGateUp, false> w;  // align's table only (planner.h, one_token_direct)
+  if (!w.template start<TOut>(p)) return;  // waits for the predecessor where it must (down: later)
   const int64_t K = p.k;
   const int64_t rows = kGateUp ? 2 * p.n_out : p.n_out;
   const uint8_t* w_expert = wv.w + static_cast<int64_t>(w.e) * rows * K;
@@ -876,7 +876,8 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bo
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                             int32_t ctas_per_sm, cudaStream_t stream) {
   if (p.k <= 0 || p.k % 16 != 0 || p.k > kFp8GemvMaxK || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535 || w.w == nullptr ||
-      w.scales == nullptr || x.scales == nullptr || (ctas_per_sm != 0 && ctas_per_sm != kFp8GemvBoundCtasPerSm)) {
+      w.scales == nullptr || x.scales == nullptr || (ctas_per_sm != 0 && ctas_per_sm != kFp8GemvBoundCtasPerSm) ||
+      p.expert_offsets == nullptr || !gemv_table_ok(p)) {  // align's table only (WarpPlace's kDirect)
     return cudaErrorInvalidValue;
   }
   const bool block = w.kind == Fp8WeightScale::kBlock;

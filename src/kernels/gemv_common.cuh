@@ -100,9 +100,23 @@ __device__ __forceinline__ uint4 ld_shared16(uint32_t smem) {
   return v;
 }
 
-// Where a warp of a CTA works: blockIdx.y is a slot of the active-expert list, blockIdx.x a
-// group of kWarps / kSplitK 16-row tiles; the warp owns one tile and one of kSplitK K slices.
-template <int kSplitK, bool kGateUp>
+// The expert table is align's, or one token's pairs as their own instances where
+// expert_offsets is nullptr (GroupedGemvParams: the direct table). Only the prologue
+// (WarpPlace's init) asks: the passes read sorted_pairs either way (the direct table's is
+// the identity), so that ptxas has no flag to specialize their loops on.
+__device__ __forceinline__ bool direct_table(const GroupedGemvParams& p) { return p.expert_offsets == nullptr; }
+// The direct table's instance s (< topk): its local expert, or -1 where it is skipped.
+__device__ __forceinline__ int direct_expert(const GroupedGemvParams& p, int s) {
+  const int id = p.active_experts[s];
+  return id >= 0 && id < p.num_experts ? id : -1;
+}
+
+// Where a warp of a CTA works: blockIdx.y is a slot of the active-expert list (the direct
+// table: the instance), blockIdx.x a group of kWarps / kSplitK 16-row tiles; the warp owns one
+// tile and one of kSplitK K slices. kDirect: the kernel takes the direct table too (false:
+// align's only, the prologue compiled as before the direct table existed; fp8_gemv, whose
+// kernels measured 1.00-1.04x slower at M = 2-16 with the direct table's prologue, v58).
+template <int kSplitK, bool kGateUp, bool kDirect = true>
 struct WarpPlace {
   int e = 0;            // local expert
   int64_t begin = 0;    // its first sorted position
@@ -112,13 +126,22 @@ struct WarpPlace {
   int64_t row_lo = 0;   // weight rows this lane feeds (within the expert, clamped to the end)
   int64_t row_hi = 0;
 
-  // False for CTAs past the live expert count (a captured graph launches the host bound).
+  // False for CTAs past the live expert count (a captured graph launches the host bound) and
+  // for a skipped instance of the direct table.
   // gate_up_interleaved: w13's rows as gate_up_row() interleaves them (the dense GEMV only).
   __device__ bool init(const GroupedGemvParams& p, bool gate_up_interleaved = false) {
-    if (static_cast<int>(blockIdx.y) >= p.active_experts[p.num_experts]) return false;
-    e = p.active_experts[blockIdx.y];
-    begin = p.expert_offsets[e];
-    count = p.expert_counts[e];
+    const int slot = static_cast<int>(blockIdx.y);
+    if (kDirect && direct_table(p)) {
+      e = slot < p.topk ? direct_expert(p, slot) : -1;
+      if (e < 0) return false;
+      begin = slot;
+      count = 1;
+    } else {
+      if (slot >= p.active_experts[p.num_experts]) return false;
+      e = p.active_experts[blockIdx.y];
+      begin = p.expert_offsets[e];
+      count = p.expert_counts[e];
+    }
     warp = threadIdx.x >> 5;
     lane = threadIdx.x & 31;
     g = lane >> 2;
@@ -138,9 +161,11 @@ struct WarpPlace {
   // The one-token down GEMV's place (M = 1, top-k 4-8: launch_one_token_down and
   // launch_wna16_one_token_down): the CTA covers the 16-row tile blockIdx.x for all of the
   // token's live experts; warp w runs live expert w / kSplitK (align's active list, complete
-  // before down starts: start()) on K slice w % kSplitK. A warp past the live experts gets
-  // count 0 (an expert of the token that is not local adds nothing, as in the combine). The
-  // token's experts are distinct, one pair each; a repeated expert's pairs are its columns.
+  // before down starts: start(); the direct table: instance w / kSplitK, the routing's ids,
+  // complete before the layer's first kernel waits) on K slice w % kSplitK. A warp past the
+  // live experts, or on a skipped instance, gets count 0 (an expert of the token that is not
+  // local adds nothing, as in the combine). Align's experts are distinct, one pair each; a
+  // repeated expert's pairs are its columns (the direct table: its instances).
   __device__ void init_one_token(const GroupedGemvParams& p) {
     static_assert(!kGateUp, "one token: the down GEMV");
     warp = threadIdx.x >> 5;
@@ -150,10 +175,17 @@ struct WarpPlace {
     tile = 0;
     split = warp % kSplitK;
     const int which = warp / kSplitK;
-    const bool live = which < p.active_experts[p.num_experts];
-    e = live ? p.active_experts[which] : 0;
-    begin = live ? p.expert_offsets[e] : 0;
-    count = live ? min(p.expert_counts[e], 8) : 0;  // pairs of e: at most top-k <= 8
+    if (kDirect && direct_table(p)) {
+      const int de = which < p.topk ? direct_expert(p, which) : -1;
+      e = de >= 0 ? de : 0;
+      begin = which;
+      count = de >= 0 ? 1 : 0;
+    } else {
+      const bool live = which < p.active_experts[p.num_experts];
+      e = live ? p.active_experts[which] : 0;
+      begin = live ? p.expert_offsets[e] : 0;
+      count = live ? min(p.expert_counts[e], 8) : 0;  // pairs of e: at most top-k <= 8
+    }
     unit0 = static_cast<int64_t>(blockIdx.x) * 16;
     row_lo = unit0 + g < p.n_out ? unit0 + g : p.n_out - 1;
     row_hi = unit0 + 8 + g < p.n_out ? unit0 + 8 + g : p.n_out - 1;
@@ -168,12 +200,31 @@ struct WarpPlace {
   // under the predecessor's tail. An invariant for any kernel placed between align and down:
   // it waits before it triggers its successors (or is a plain launch).
   // Returns false for a CTA past the live expert count, which leaves; down's slot 0 waits
-  // first (no live expert at all), so that the grid never ends before its predecessor.
+  // first (no live expert at all), so that the grid never ends before its predecessor. A
+  // skipped instance of the direct table writes zeros to its rows of out (of T) first: down's
+  // out (y by pair, or a top-1 layer's output where it does not overlap x) is nothing its
+  // predecessor, the gate-up GEMV, reads or writes, and down starts after that kernel's wait.
+  template <typename T>
   __device__ bool start(const GroupedGemvParams& p, bool gate_up_interleaved = false) {
     if (kGateUp) wait_for_predecessor();
     if (init(p, gate_up_interleaved)) return true;
+    if constexpr (kDirect) {
+      if (direct_table(p)) zero_instance<T>(p);
+    }
     if (!kGateUp && blockIdx.y == 0) wait_for_predecessor();
     return false;
+  }
+  // The direct table's skipped instance blockIdx.y: zeros where its CTA would have written
+  // (gate-up: a[s] at the CTA's 8-column tiles; down: y[s] at its 16-row tiles).
+  template <typename T>
+  __device__ static void zero_instance(const GroupedGemvParams& p) {
+    constexpr int kUnits = kWarps / kSplitK * (kGateUp ? 8 : 16);
+    static_assert(kUnits <= kThreads, "a thread per unit");
+    const int s = static_cast<int>(blockIdx.y);
+    const int64_t unit = static_cast<int64_t>(blockIdx.x) * kUnits + threadIdx.x;
+    if (s < p.topk && threadIdx.x < kUnits && unit < p.n_out) {
+      static_cast<T*>(p.out)[s * p.n_out + unit] = Elem<T>::from_float(0.0f);
+    }
   }
   // Down's wait (start()), before the first pass reads the activations.
   __device__ static void wait_for_activations(int c0) {
@@ -211,8 +262,8 @@ using PartialSums = float[kSplitK > 1 ? kWarps : 1][kNTiles * 4][32];
 // that holds (row, token):
 //   gate-up: a[pos, j] = act(g * s) * (u * s), s = routed weight if applied on input, else 1
 //   down:    y[pair, n] = acc * routed weight (1 if it was applied on input)
-template <typename T, int kSplitK, int kNTiles, bool kGateUp>
-__device__ __forceinline__ void finish_pass(const GroupedGemvParams& p, const WarpPlace<kSplitK, kGateUp>& w,
+template <typename T, int kSplitK, int kNTiles, bool kGateUp, bool kDirect>
+__device__ __forceinline__ void finish_pass(const GroupedGemvParams& p, const WarpPlace<kSplitK, kGateUp, kDirect>& w,
                                             int c0, float (&acc)[kNTiles][4],
                                             PartialSums<kSplitK, kNTiles>& s_partial) {
   constexpr int kTokensPerPass = 8 * kNTiles;

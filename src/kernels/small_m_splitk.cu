@@ -34,6 +34,12 @@ namespace fusedmoe::kernels {
 
 namespace {
 
+// The direct table's sorted order (GroupedGemvParams): position s holds pair s.
+static_assert(kMaxTopk == 32, "the identity below lists kMaxTopk pairs");
+__device__ const int32_t g_direct_pair_order[kMaxTopk] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+                                                          11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                                                          22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
+
 using gemv::kThreads;
 using gemv::kWarps;
 using gemv::mma_16816;
@@ -60,7 +66,7 @@ __device__ __forceinline__ void grouped_gemv_regs(const GroupedGemvParams& p, bo
   __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
 
   gemv::WarpPlace<kSplitK, kGateUp> w;
-  if (!w.start(p, interleaved)) return;  // waits for the predecessor where it must (down: later)
+  if (!w.template start<T>(p, interleaved)) return;  // waits for the predecessor where it must (down: later)
   const int64_t K = p.k;
   const T* w_lo = nullptr;
   const T* w_hi = nullptr;
@@ -229,7 +235,7 @@ __device__ __forceinline__ void grouped_gemv_ring(const GroupedGemvParams& p, bo
   extern __shared__ __align__(16) uint4 s_ring[];
 
   gemv::WarpPlace<kSplitK, kGateUp> w;
-  if (!w.start(p, interleaved)) return;  // waits for the predecessor where it must (down: later)
+  if (!w.template start<T>(p, interleaved)) return;  // waits for the predecessor where it must (down: later)
   const int64_t K = p.k;
   const T* w_lo = nullptr;
   const T* w_hi = nullptr;
@@ -412,7 +418,8 @@ GemvEntry kernel_for(ElemType elem, bool gate_up, int32_t split_k, int32_t n_til
 cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interleaved, GemvStaging staging,
                                 cudaStream_t stream) {
   // K < 2^30: the ring kernel's step arithmetic is 32-bit.
-  if (p.k % kVec != 0 || p.k >= (int64_t{1} << 30) || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535) {
+  if (p.k % kVec != 0 || p.k >= (int64_t{1} << 30) || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535 ||
+      !gemv_table_ok(p)) {
     return cudaErrorInvalidValue;
   }
   const GemvEntry e = kernel_for(p.elem, p.gate_up, p.split_k, p.n_tiles, staging);
@@ -424,7 +431,7 @@ cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interle
 cudaError_t launch_one_token_down(const GroupedGemvParams& p, cudaStream_t stream) {
   // One token: its experts are at most top-k, which one CTA's warps cover.
   if (p.gate_up || p.k % kVec != 0 || p.n_out <= 0 || p.topk < kOneTokenDownMinTopk || p.topk > kOneTokenDownMaxTopk || p.num_experts <= 0 ||
-      p.max_active > one_token_down_experts(p.topk)) {
+      p.max_active > one_token_down_experts(p.topk) || !gemv_table_ok(p)) {
     return cudaErrorInvalidValue;
   }
   const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16));
@@ -434,6 +441,14 @@ cudaError_t launch_one_token_down(const GroupedGemvParams& p, cudaStream_t strea
     return split == 1 ? launch(one_token_down_kernel<__nv_bfloat16, 1>) : launch(one_token_down_kernel<__nv_bfloat16, 2>);
   }
   return split == 1 ? launch(one_token_down_kernel<__half, 1>) : launch(one_token_down_kernel<__half, 2>);
+}
+
+cudaError_t direct_pair_order(const int32_t** order) {
+  if (order == nullptr) return cudaErrorInvalidValue;
+  void* at = nullptr;
+  const cudaError_t err = cudaGetSymbolAddress(&at, g_direct_pair_order);
+  *order = static_cast<const int32_t*>(at);
+  return err;
 }
 
 cudaError_t grouped_gemv_resident_ctas(ElemType elem, bool gate_up, int32_t split_k, int32_t n_tiles,

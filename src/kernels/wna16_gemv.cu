@@ -244,7 +244,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     s_sums.zero();
     __syncthreads();
     w.init_one_token(p);
-  } else if (!w.start(p)) {
+  } else if (!w.template start<T>(p)) {
     return;  // waits for the predecessor where it must (down: later)
   }
   const int64_t K = p.k;
@@ -634,10 +634,10 @@ cudaError_t launch_one_token_bits(const GroupedGemvParams& p, const QuantWeights
 }
 
 // The checks both launchers share: K < 2^30 and N < 2^27 (the kernel's block, group and
-// parameter-stride arithmetic is 32-bit), a layout the kernel reads.
+// parameter-stride arithmetic is 32-bit), a layout the kernel reads, an expert table.
 bool gemv_args_ok(const GroupedGemvParams& p, const QuantWeightsView& w) {
   return p.k % kVec == 0 && p.k < (int64_t{1} << 30) && p.n_out > 0 && p.n_out < (int64_t{1} << 27) && p.max_active > 0 &&
-         p.max_active <= 65535 && wna16_register_layout(w);
+         p.max_active <= 65535 && wna16_register_layout(w) && gemv_table_ok(p);
 }
 
 }  // namespace

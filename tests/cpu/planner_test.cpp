@@ -587,6 +587,25 @@ TEST(Planner, OneTokenSumsItsExpertsInTheDownGemv) {
   }
 }
 
+TEST(Planner, OneTokenSkipsAlignWithoutAMapOrActOrder) {
+  const QuantParams dense;
+  const QuantParams g128 = integer_quant(WeightFormat::kGPTQ, 4, 128, true);
+  QuantParams act_order = g128;
+  act_order.has_g_idx = true;
+  for (int64_t topk : {1, 2, 6, 8}) {
+    EXPECT_TRUE(one_token_direct(make_shape(1, 2048, 768, 128, topk), dense, false));
+    EXPECT_TRUE(one_token_direct(make_shape(1, 2048, 768, 128, topk), g128, false));
+    EXPECT_TRUE(one_token_direct(make_shape(1, 2048, 768, 128, topk), integer_quant(WeightFormat::kGPTQ, 8, -1, false), false));
+    // FP8 keeps align (v58: its kernels slower with the direct table's prologue).
+    EXPECT_FALSE(one_token_direct(make_shape(1, 2048, 768, 128, topk), fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup), false));
+    EXPECT_FALSE(one_token_direct(make_shape(1, 2048, 768, 128, topk), fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic), false));
+    EXPECT_FALSE(one_token_direct(make_shape(1, 2048, 768, 128, topk), dense, true));      // the map: align's lookup
+    EXPECT_FALSE(one_token_direct(make_shape(1, 2048, 768, 128, topk), act_order, false));  // x's columns by align's table
+    EXPECT_FALSE(one_token_direct(make_shape(2, 2048, 768, 128, topk), dense, false));     // two tokens share experts
+    EXPECT_FALSE(one_token_direct(make_shape(0, 2048, 768, 128, topk), dense, false));
+  }
+}
+
 TEST(Planner, SmallMSplitUnitIsTwoStagesOfTheGemv) {
   EXPECT_EQ(small_m_split_unit(QuantParams(), 2048), 128);
   EXPECT_EQ(small_m_split_unit(fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup), 2048), 128);

@@ -35,6 +35,7 @@
 #include "kernels/launch.h"
 #include "planner.h"
 #include "shapes.h"
+#include "validate.h"
 
 namespace fusedmoe {
 namespace {
@@ -98,6 +99,10 @@ struct GpuCase {
   bool from_dense = false;   // integer weights quantized from random dense ones (else random codes)
   bool dense_in_place = false;  // dense weights read in the checkpoint's order (no prepared storage)
   bool out_is_x = false;        // the layer called in place: out = x
+  // Every third slot from slot 0 gets an id outside [0, E) on the GPU only (negative, then
+  // past E, alternately; malformed: the GPU cannot check the ids on the host and skips them as
+  // align does); the reference, which rejects such ids by name, gives those slots weight 0.
+  bool bad_ids = false;
 };
 
 std::string describe(const QuantParams& q) {
@@ -114,7 +119,7 @@ std::string describe(const GpuCase& c) {
          " topk=" + std::to_string(c.shape.topk) + " " + to_string(c.act) + " routing=" + c.routing +
          (c.ep_half ? " ep_half" : "") + (c.bad_map ? " bad_map" : "") + " " + to_string(c.activation) + (c.weight_on_input ? " on_input" : "") + " path=" + to_string(c.path) +
          (c.split_k.forced() ? " split_k=" + c.split_k.to_string() : "") + " weights=" + describe(c.quant) +
-         (c.dense_in_place ? " in_place" : "") + (c.out_is_x ? " out_is_x" : "");
+         (c.dense_in_place ? " in_place" : "") + (c.out_is_x ? " out_is_x" : "") + (c.bad_ids ? " bad_ids" : "");
 }
 
 std::string checkpoint_key(const ProblemShape& s, DType act, const QuantParams& q, bool from_dense) {
@@ -258,7 +263,14 @@ void run_case(const GpuCase& c) {
   }
   ASSERT_TRUE(st.ok()) << st.message();
   tools::GpuLayer& layer = *loaded;
-  const ref::Routing routing = routing_of(d);
+  ref::Routing routing = routing_of(d);
+  if (c.bad_ids) {
+    for (size_t pair = 0; pair < routing.ids.size(); pair += 3) {
+      const int32_t off = static_cast<int32_t>(pair);
+      routing.ids[pair] = pair % 2 == 0 ? -1 - off : s.num_experts + off;
+      d.topk_weights[pair] = 0.0f;  // d.inputs reads it: the reference's slot adds nothing
+    }
+  }
   // The output's bits: rows are converted to doubles only where compared (DeepSeek at
   // M = 65536 has 470M outputs; its GPU phase took 40 s when every one was converted, twice).
   std::vector<uint16_t> got;
@@ -1144,6 +1156,50 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
 // SM for every dense GEMV; one variant at 136 registers ran one per SM and made decode 10-20%
 // slower unnoticed (PERF.md v21). The down GEMV's shared-memory ring variant is compiled for
 // kDenseRingCtasPerSm with one n-tile (2 with four); gate-up has no ring variant.
+// One token without align (planner.h, one_token_direct): the dense and integer GEMVs take the
+// token's ids as their instances, on the down paths each takes at M = 1: the one-token down
+// kernels (dense and int4 at top-4-8), the down GEMV and the combine (int8, top-2), and top-1's
+// output written by the down GEMV (in place: the combine). FP8, which keeps align, runs the
+// same cases through align's table. Ids out of range (their
+// CTAs write zeros: a top-1 token with none writes a zero row), every slot on one expert (an
+// expert computed once per slot), fp16, and H / I off the tiles.
+TEST(OneTokenWithoutAlign, EveryPrecisionWithSkippedAndRepeatedIds) {
+  REQUIRE_GPU();
+  const QuantParams quants[] = {QuantParams(),
+                                integer_quant(WeightFormat::kGPTQ, 4, 128, true),
+                                integer_quant(WeightFormat::kAWQ, 4, 64, true),
+                                integer_quant(WeightFormat::kGPTQ, 8, -1, false),
+                                fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken),
+                                fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup),
+                                fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic)};
+  for (const QuantParams& q : quants) {
+    for (int32_t topk : {1, 2, 4, 8}) {
+      GpuCase c = custom(1, 16, 1024, 384, topk, "uniform");
+      c.quant = q;
+      c.path = KernelPath::kAuto;
+      run_case(c);
+      c.routing = "one_expert";
+      run_case(c);
+      c.routing = "uniform";
+      // Per-tensor dynamic scales: a skipped slot's zero row leaves the intermediate's amax to
+      // the others, where the reference's weight-0 slot still has its row.
+      if (q.act_quant != ActQuant::kPerTensorDynamic) {
+        c.bad_ids = true;
+        run_case(c);
+        c.out_is_x = true;  // in place
+        run_case(c);
+      }
+      // A partial 16-row tile and 128-k block (FP8 reads 16 values per load; integer weights
+      // per channel: no group size divides H = 1008).
+      GpuCase odd = custom(1, 8, 1008, 272, topk, "uniform");
+      odd.quant = is_integer_format(q.format) ? integer_quant(q.format, q.bits, -1, q.has_zeros) : q;
+      odd.path = KernelPath::kAuto;
+      odd.act = DType::kFP16;
+      run_case(odd);
+    }
+  }
+}
+
 TEST(SmallMSplitK, EveryDenseKernelFitsThePlannersResidentCtas) {
   REQUIRE_GPU();
   using kernels::GemvStaging;
