@@ -9,6 +9,7 @@
 #   gtest_part "$TESTS_tma2" mixed 150 'Paths/QuantLayer.*/grouped_mixed'   # $W/ctest_mixed.txt
 #   sanitize "$BIN_tma2" tma2 check --precision w8a16 ...   # memcheck + racecheck, $W/{tool}_tma2.txt
 #   ncu_sass "$BIN_tma2" gemms wna16_grouped bench ...      # ncu with per-SASS samples, $W/gemms_*.csv
+#   carried_report              # info.txt, the test parts' verdicts, the sanitizers' summaries
 #   carried_pack                # $OUT/w3.tgz (the device returns a limited number of files)
 # The binaries name the build machine's /work/main in their defaults: it is linked to this
 # tree and the shapes file is given explicitly.
@@ -80,5 +81,17 @@ ncu_sass() {
     rm -f "$W/$name.ncu-rep"
   fi
   echo "ncu $name $(el) s" >> "$W/info.txt"
+}
+# carried_report: what a call prints last: $W/info.txt, each test part's verdict, the
+# sanitizers' summaries.
+carried_report() {
+  cat "$W/info.txt"
+  local f
+  for f in "$W"/ctest_*.txt; do
+    [ -f "$f" ] || continue
+    echo "== $f"
+    grep -E "^\[  FAILED|^\[  PASSED|tests ran|FAIL:" "$f" | head -12
+  done
+  grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$W"/memcheck_*.txt "$W"/racecheck_*.txt 2> /dev/null | head
 }
 carried_pack() { (cd "$OUT" && tar czf "$W_NAME.tgz" "$W_NAME" && rm -rf "$W_NAME"); }
