@@ -1152,17 +1152,13 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   run_fp8_case(custom(150, 16, 2048, 1104, 2, "skewed"), block);
 }
 
-// The planner's one-wave split rule (kDenseSplitRule) counts kGemvCtasPerSm resident CTAs per
-// SM for every dense GEMV; one variant at 136 registers ran one per SM and made decode 10-20%
-// slower unnoticed (PERF.md v21). The down GEMV's shared-memory ring variant is compiled for
-// kDenseRingCtasPerSm with one n-tile (2 with four); gate-up has no ring variant.
 // One token without align (planner.h, one_token_direct): the dense and integer GEMVs take the
 // token's ids as their instances, on the down paths each takes at M = 1: the one-token down
 // kernels (dense and int4 at top-4-8), the down GEMV and the combine (int8, top-2), and top-1's
-// output written by the down GEMV (in place: the combine). FP8, which keeps align, runs the
-// same cases through align's table. Ids out of range (their
-// CTAs write zeros: a top-1 token with none writes a zero row), every slot on one expert (an
-// expert computed once per slot), fp16, and H / I off the tiles.
+// output written by the down GEMV (in place: the combine). Ids out of range (their CTAs write
+// zeros: a top-1 token with none writes a zero row), every slot on one expert (an expert
+// computed once per slot), fp16, and H / I off the tiles. FP8, which keeps align, runs the same
+// cases through align's table.
 TEST(OneTokenWithoutAlign, EveryPrecisionWithSkippedAndRepeatedIds) {
   REQUIRE_GPU();
   const QuantParams quants[] = {QuantParams(),
@@ -1181,8 +1177,9 @@ TEST(OneTokenWithoutAlign, EveryPrecisionWithSkippedAndRepeatedIds) {
       c.routing = "one_expert";
       run_case(c);
       c.routing = "uniform";
-      // Per-tensor dynamic scales: a skipped slot's zero row leaves the intermediate's amax to
-      // the others, where the reference's weight-0 slot still has its row.
+      // Not under per-tensor dynamic scales: the GPU's intermediate has no row for a skipped
+      // slot (zeros, or none under align), where the reference's weight-0 slot has its row in
+      // the intermediate's amax.
       if (q.act_quant != ActQuant::kPerTensorDynamic) {
         c.bad_ids = true;
         run_case(c);
@@ -1200,6 +1197,10 @@ TEST(OneTokenWithoutAlign, EveryPrecisionWithSkippedAndRepeatedIds) {
   }
 }
 
+// The planner's one-wave split rule (kDenseSplitRule) counts kGemvCtasPerSm resident CTAs per
+// SM for every dense GEMV; one variant at 136 registers ran one per SM and made decode 10-20%
+// slower unnoticed (PERF.md v21). The down GEMV's shared-memory ring variant is compiled for
+// kDenseRingCtasPerSm with one n-tile (2 with four); gate-up has no ring variant.
 TEST(SmallMSplitK, EveryDenseKernelFitsThePlannersResidentCtas) {
   REQUIRE_GPU();
   using kernels::GemvStaging;
