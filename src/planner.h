@@ -303,7 +303,7 @@ bool one_token_down(const ProblemShape& shape, const QuantParams& quant, int32_t
 /// kernels, of which align is one (v57 call 3, H100, ncu: 3.9 of Qwen3 w4a16's 28.0 us).
 /// Measured (v58, H100, ABBA against align at M = 1, four rounds): bf16 0.88-0.99, w4a16
 /// 0.85-0.98, w8a16 two rounds 0.88-0.99 (Scout top-1 most, Mixtral's long GEMVs least).
-/// Not FP8: its x quantizer ran beside align (M = 1 gained 0.95-0.99, Mixtral lost 1.03), and
+/// Not FP8: its x quantizer ran beside align (M = 1 0.95-1.00, Mixtral 1.02-1.03 slower), and
 /// fp8_gemv's kernels with the direct table's prologue were 1.00-1.04x slower at M = 2-16, so
 /// they keep align's (WarpPlace's kDirect).
 bool one_token_direct(const ProblemShape& shape, const QuantParams& quant, bool has_expert_map);
