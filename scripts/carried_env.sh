@@ -6,6 +6,9 @@
 #   carried_setup w3 tma tma2   # $W = $OUT/w3 (fresh), the builds unpacked, $BIN_tma, $TESTS_tma, ...
 #   abba tma tma2 w4a16 --precision w4a16 --path grouped_mixed --m 1024,4096
 #                               # $W/bench_w4a16_{tma,tma2}_r{1,2}.txt: A B, then B A
+#   abba_tagged tma tma2 w4a16 ...  # the same, the tag kept in $TAGS and timed in info.txt
+#   abba_report tma tma2 12     # every tagged pair's ratios B / A
+#   bench_each "$BIN_tma2" w4a16 bf16   # $W/bench_P.{txt,json}, the text also as $OUT/bench_P.txt
 #   gtest_part "$TESTS_tma2" mixed 150 'Paths/QuantLayer.*/grouped_mixed'   # $W/ctest_mixed.txt
 #   sanitize "$BIN_tma2" tma2 check --precision w8a16 ...   # memcheck + racecheck, $W/{tool}_tma2.txt
 #   ncu_sass "$BIN_tma2" gemms wna16_grouped bench ...      # ncu with per-SASS samples, $W/gemms_*.csv
@@ -44,6 +47,32 @@ abba() {
       bin="$root/build/carry/$v/fusedmoe"
       timeout 90 "$bin" bench "$@" > "$W/bench_${tag}_${v}_r$round.txt" 2>&1
     done
+  done
+}
+# abba_tagged A B TAG BENCH_ARGS...: abba, the tag added to $TAGS for abba_report.
+TAGS=""
+abba_tagged() {
+  abba "$@"
+  TAGS="$TAGS $3"
+  echo "abba $3 $(el) s" >> "$W/info.txt"
+}
+# abba_report A B [LINES]: abba_compare of every tag abba_tagged ran.
+abba_report() {
+  local t
+  for t in $TAGS; do
+    echo "== $t $2 / $1"
+    abba_compare "$1" "$2" "$t" "${3:-11}"
+  done
+}
+# bench_each BIN PRECISION...: BIN's bench of each precision at every M of models.json, into
+# $W/bench_P.txt and .json, the text also as $OUT/bench_P.txt (returned outside the tarball).
+bench_each() {
+  local bin="$1" pr
+  shift
+  for pr in "$@"; do
+    timeout 60 "$bin" bench --precision "$pr" --json "$W/bench_$pr.json" > "$W/bench_$pr.txt" 2>&1
+    echo "bench $pr rc=$? $(el) s" >> "$W/info.txt"
+    cp "$W/bench_$pr.txt" "$OUT/bench_$pr.txt"
   done
 }
 # abba_compare A B TAG [LINES]: both rounds' ratios B / A (scripts/bench_compare.py).

@@ -14,22 +14,9 @@
 source scripts/carried_env.sh
 carried_setup w1 land main || exit 1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$W/info.txt" 2>&1
-for pr in bf16 w4a16 w8a16 fp8_channel fp8_tensor fp8_block; do
-  timeout 60 "$BIN_main" bench --precision $pr --json "$W/bench_$pr.json" > "$W/bench_$pr.txt" 2>&1
-  echo "bench $pr rc=$? $(el) s" >> "$W/info.txt"
-  cp "$W/bench_$pr.txt" "$OUT/bench_$pr.txt"
-done
-TAGS=""
-for pr in fp8_channel fp8_tensor fp8_block; do
-  abba land main "${pr}_f" --precision $pr --m 1,2,16
-  TAGS="$TAGS ${pr}_f"
-  echo "abba $pr $(el) s" >> "$W/info.txt"
-done
-for pr in bf16 w4a16 w8a16; do
-  abba land main "${pr}_f" --precision $pr --m 1
-  TAGS="$TAGS ${pr}_f"
-  echo "abba $pr $(el) s" >> "$W/info.txt"
-done
+bench_each "$BIN_main" bf16 w4a16 w8a16 fp8_channel fp8_tensor fp8_block
+for pr in fp8_channel fp8_tensor fp8_block; do abba_tagged land main "${pr}_f" --precision $pr --m 1,2,16; done
+for pr in bf16 w4a16 w8a16; do abba_tagged land main "${pr}_f" --precision $pr --m 1; done
 sanitize "$BIN_main" int4 check --precision w4a16 --shape qwen3_30b_a3b_tp1 --m 1
 sanitize "$BIN_main" top1 check --precision w8a16 --shape llama4_scout_tp8 --m 1
 # per-SASS stall samples of the M = 1 GEMVs (gate-up, then down), Qwen3, w4a16 and bf16
@@ -40,8 +27,5 @@ gtest_part "$TESTS_main" first 150 "$FIRST"
 left=$((480 - $(el)))
 [ "$left" -gt 30 ] && gtest_part "$TESTS_main" rest "$left" "-$FIRST"
 carried_report
-for t in $TAGS; do
-  echo "== $t main / land"
-  abba_compare land main "$t" 16
-done
+abba_report land main 16
 carried_pack

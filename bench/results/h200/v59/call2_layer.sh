@@ -1,3 +1,4 @@
+abba_report main otl 12
 #!/usr/bin/env bash
 # v59 call A: main (1dc7927's release build) and otl (f0617c5 on cand/v59-one-token-layer: the
 # one-token int4 layer in one launch, wna16_one_token_layer.cu, planner.h one_token_layer),
@@ -41,17 +42,8 @@ for b in otl main; do
   done
 done
 echo "ncu $(el) s" >> "$W/info.txt"
-TAGS=""
-for pr in w4a16_a w4a16_b w4a16_awq_a; do
-  abba main otl "$pr" --precision ${pr%_?} --m 1,2
-  TAGS="$TAGS $pr"
-  echo "abba $pr $(el) s" >> "$W/info.txt"
-done
-for pr in w4a16 bf16 w8a16 fp8_channel fp8_block w4a16_awq; do
-  timeout 40 "$BIN_otl" bench --precision $pr --json "$W/bench_$pr.json" > "$W/bench_$pr.txt" 2>&1
-  echo "bench $pr rc=$? $(el) s" >> "$W/info.txt"
-  cp "$W/bench_$pr.txt" "$OUT/bench_$pr.txt"
-done
+for pr in w4a16_a w4a16_b w4a16_awq_a; do abba_tagged main otl "$pr" --precision ${pr%_?} --m 1,2; done
+bench_each "$BIN_otl" w4a16 bf16 w8a16 fp8_channel fp8_block w4a16_awq
 left=$((420 - $(el)))
 [ "$left" -gt 30 ] && gtest_part "$TESTS_otl" rest "$left" "-$FIRST"
 carried_report
