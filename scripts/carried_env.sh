@@ -12,6 +12,7 @@
 #   gtest_part "$TESTS_tma2" mixed 150 'Paths/QuantLayer.*/grouped_mixed'   # $W/ctest_mixed.txt
 #   sanitize "$BIN_tma2" tma2 check --precision w8a16 ...   # memcheck + racecheck, $W/{tool}_tma2.txt
 #   ncu_sass "$BIN_tma2" gemms wna16_grouped bench ...      # ncu with per-SASS samples, $W/gemms_*.csv
+#   ncu_times tma2 'wna16|combine' w4a16 qwen3_30b_a3b_tp1  # kernel times at M = 1, $W/ncu_tma2_*.csv
 #   carried_report              # info.txt, the test parts' verdicts, the sanitizers' summaries
 #   carried_pack                # $OUT/w3.tgz (the device returns a limited number of files)
 # The binaries name the build machine's /work/main in their defaults: it is linked to this
@@ -110,6 +111,19 @@ ncu_sass() {
     rm -f "$W/$name.ncu-rep"
   fi
   echo "ncu $name $(el) s" >> "$W/info.txt"
+}
+# ncu_times BUILD KERNEL_REGEX PRECISION SHAPE...: each kernel's time, DRAM and tensor-pipe
+# use (ncu, base units, CSV) in one layer call at M = 1 of each shape, into
+# $W/ncu_BUILD_SHAPE.csv (scripts/ncu_summary.py reads them).
+ncu_times() {
+  local b="$1" k="$2" pr="$3" s
+  shift 3
+  local m='gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed'
+  for s in "$@"; do
+    timeout 40 ncu --clock-control none --print-units base --metrics "$m" -k "regex:$k" -c 6 --csv "$root/build/carry/$b/fusedmoe" \
+      bench --shape "$s" --m 1 --precision "$pr" --seconds 0.001 > "$W/ncu_${b}_$s.csv" 2> "$W/ncu_${b}_$s.err"
+  done
+  echo "ncu $b $(el) s" >> "$W/info.txt"
 }
 # carried_report: what a call prints last: $W/info.txt, each test part's verdict, the
 # sanitizers' summaries.

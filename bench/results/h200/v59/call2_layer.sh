@@ -1,4 +1,3 @@
-abba_report main otl 12
 #!/usr/bin/env bash
 # v59 call A: main (1dc7927's release build) and otl (f0617c5 on cand/v59-one-token-layer: the
 # one-token int4 layer in one launch, wna16_one_token_layer.cu, planner.h one_token_layer),
