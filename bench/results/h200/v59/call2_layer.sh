@@ -47,8 +47,5 @@ left=$((420 - $(el)))
 [ "$left" -gt 30 ] && gtest_part "$TESTS_otl" rest "$left" "-$FIRST"
 carried_report
 python3 scripts/ncu_summary.py "$W" | tee "$W/ncu_summary.txt"
-for t in $TAGS; do
-  echo "== $t otl / main"
-  abba_compare main otl "$t" 12
-done
+abba_report main otl 12
 carried_pack
