@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "kernels/launch.h"
+#include "kernels/one_token_layer.h"
 #include "planner.h"
 #include "validate.h"
 
@@ -603,6 +604,31 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
   return gemm(false, quantized, nullptr, down_out, s.hidden, s.inter, scales);
 }
 
+// One token, int4 (planner.h, one_token_layer): both GEMMs and the combine in one cooperative
+// launch, no align, the routing's ids read by the kernel.
+Status run_one_token_layer(const MoeArguments& args, const int32_t* topk_ids, const float* topk_weights,
+                           void* workspace, const WorkspaceLayout& ws, int32_t sms, cudaStream_t stream) {
+  const MoeInputs& in = args.inputs;
+  const ProblemShape& s = in.shape;
+  kernels::OneTokenLayerParams p;
+  p.elem = elem_type(in.act_dtype);
+  p.act = gated_act(in.activation);
+  p.x = in.x;
+  p.out = args.out;
+  p.intermediate = at<void>(workspace, ws, "intermediate");
+  p.topk_ids = topk_ids;
+  p.topk_weights = topk_weights;
+  p.num_experts = s.num_experts;
+  p.topk = s.topk;
+  p.hidden = s.hidden;
+  p.inter = s.inter;
+  p.ctas = sms;
+  p.w13 = quant_view(*args.weights, Projection::kW13);
+  p.w2 = quant_view(*args.weights, Projection::kW2);
+  const cudaError_t e = kernels::launch_wna16_one_token_layer(p, stream);
+  return e == cudaSuccess ? Status() : cuda_error(e, "wna16_one_token_layer launch");
+}
+
 // Tensor-core path: x's rows gathered in expert order, GEMM1 into the gate/up halves, the
 // gated activation, GEMM2; the combine applies the routed weights through row_of_pair.
 Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::AlignParams& al, const float* topk_weights,
@@ -882,6 +908,11 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   // One token on the small-M path: no align; the GEMVs take the token's ids as their
   // instances (planner.h, one_token_direct).
   const bool direct = !grouped && one_token_direct(s, args.weights->quant, in.expert_map != nullptr);
+  // One token, int4: the whole layer in one launch, unless the caller forces a GEMV's split-K.
+  if (direct && one_token_layer(s, args.weights->quant, false, sms) && args.split_k_gate_up <= 0 &&
+      args.split_k_down <= 0) {
+    return run_one_token_layer(args, topk_ids, topk_weights, workspace, ws, sms, stream);
+  }
   // Small-M FP8: x quantized once (amax over every token) before align, which reads nothing of
   // it and runs beside it (one CTA each at decode); the gate-up GEMV's wait then covers both.
   const bool x_first = is_fp8_format(args.weights->quant.format) && !grouped;

@@ -6,6 +6,7 @@
 
 #include "check.h"
 #include "kernels/align_geometry.h"
+#include "kernels/kernel_limits.h"
 #include "validate.h"
 
 namespace fusedmoe {
@@ -133,6 +134,22 @@ bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_coun
 
 bool one_token_direct(const ProblemShape& s, const QuantParams& q, bool has_expert_map) {
   return s.m == 1 && !has_expert_map && !is_fp8_format(q.format) && !(is_integer_format(q.format) && q.has_g_idx);
+}
+
+kernels::OneTokenLayerPlan one_token_layer_plan(const ProblemShape& s, const QuantParams& q, int32_t sm_count) {
+  const int64_t gs = q.group_size;
+  // groups of a power-of-two count of whole 128-k blocks (the kernel shifts), or one per row
+  if (!is_integer_format(q.format) || q.bits != 4 ||
+      !(gs == -1 || (gs > 0 && gs % 128 == 0 && ((gs / 128) & (gs / 128 - 1)) == 0))) {
+    return kernels::OneTokenLayerPlan();
+  }
+  return kernels::one_token_layer_plan(s.hidden, s.inter, s.topk, sm_count, quant_groups(q, s.hidden),
+                                       quant_groups(q, s.inter), kernels::kMaxTopk);
+}
+
+bool one_token_layer(const ProblemShape& s, const QuantParams& q, bool has_expert_map, int32_t sm_count) {
+  return s.topk >= kOneTokenLayerMinTopk && one_token_direct(s, q, has_expert_map) &&
+         one_token_layer_plan(s, q, sm_count).fits;
 }
 
 bool grouped_gemms_launch_early(const ProblemShape& s) {

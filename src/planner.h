@@ -10,6 +10,7 @@
 #include "fusedmoe/moe.h"
 #include "kernels/fp8_geometry.h"
 #include "kernels/gemv_geometry.h"
+#include "kernels/one_token_layer_geometry.h"
 
 namespace fusedmoe {
 
@@ -307,6 +308,21 @@ bool one_token_down(const ProblemShape& shape, const QuantParams& quant, int32_t
 /// fp8_gemv's kernels with the direct table's prologue were 1.00-1.04x slower at M = 2-16, so
 /// they keep align's (WarpPlace's kDirect).
 bool one_token_direct(const ProblemShape& shape, const QuantParams& quant, bool has_expert_map);
+
+/// Whether a small-M layer runs as one launch for one token (kernels::launch_wna16_one_token_layer:
+/// both GEMMs and the combine, every CTA's share of both GEMMs' weights copied into its shared
+/// memory at its start, a grid barrier between the GEMMs; PERF.md v60-v61): where one_token_direct
+/// holds, top-k at least kOneTokenLayerMinTopk, int4 weights whose groups are a power-of-two
+/// count of whole 128-k blocks or one per row, H and I multiples of 128, and the plan fits
+/// shared memory on sm_count CTAs (of the bench shapes Qwen3 and DeepSeek-V3 TP8).
+/// one_token_layer_plan gives that plan (any top-k).
+/// v61 on an H100 (w4a16 M = 1, against the GEMVs, ABBA): top-8 Qwen3 0.78-0.79, DeepSeek-V3 TP8
+/// 0.83-0.85 (GPTQ and AWQ g128); top-1 Scout TP8 1.05 (its GEMVs write out directly, no combine, and its 40 scale
+/// groups per row land late), so top-1 layers keep the GEMVs. Top-2 to top-6 are not measured
+/// (on the GEMVs top-2 and top-3 also run the combine launch; one_token_down takes top-4 to 8).
+inline constexpr int64_t kOneTokenLayerMinTopk = 2;
+bool one_token_layer(const ProblemShape& shape, const QuantParams& quant, bool has_expert_map, int32_t sm_count);
+kernels::OneTokenLayerPlan one_token_layer_plan(const ProblemShape& shape, const QuantParams& quant, int32_t sm_count);
 
 /// Whether the grouped path's GEMMs launch as programmatic dependents
 /// (kernels::GroupedGemmParams): both GEMMs launch_early (GEMM1's CTAs start under the setup

@@ -1,5 +1,5 @@
 // Pieces of the integer kernels' dequantization in registers (wna16_gemv.cu at decode,
-// wna16_grouped_gemm.cu at large batch): codes become (magic + q) in both halves of a packed
+// wna16_one_token_layer.cu for one token, wna16_grouped_gemm.cu at large batch): codes become (magic + q) in both halves of a packed
 // pair of the activation type by a few bit operations, then exact integers q - zero by one
 // packed subtraction, and, where the weights are scaled before the MMA, (q - zero) * scale
 // rounded once (mul2_split).
@@ -82,6 +82,37 @@ __device__ __forceinline__ uint32_t zero_operand(int zero) {
   if (kBits == 8 && std::is_same<T, __nv_bfloat16>::value) return __float_as_uint(8388608.0f + zero);
   const uint32_t h = IntMagic<T>::kHalf + static_cast<uint32_t>(zero);
   return h | (h << 16);
+}
+
+// The 8 codes of one 32-k step of one row -> 4 registers of (q - zero) pairs in k order
+// (kFold, int4 only: (magic + q) pairs, the zero left to the group's end).
+template <typename T, int kBits, bool kFold = false>
+__device__ __forceinline__ void dequant_step(const uint32_t (&words)[kBits / 4], uint32_t zop, uint32_t (&r)[4]) {
+  static_assert(!kFold || kBits == 4, "only int4 folds its zero points");
+  if constexpr (kBits == 4) {
+    const uint32_t magic = IntMagic<T>::kHalf | (IntMagic<T>::kHalf << 16);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t v = and_or(words[0] >> (4 * i), 0x000F000Fu, magic);
+      r[i] = kFold ? v : sub2<T>(v, zop);
+    }
+  } else if constexpr (std::is_same<T, __half>::value) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t v = __byte_perm(words[i >> 1], 0x64646464u, (i & 1) ? 0x4342 : 0x4140);
+      r[i] = sub2<T>(v, zop);
+    }
+  } else {
+    const float z = __uint_as_float(zop);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t w = words[i >> 1];
+      const float lo = __uint_as_float(__byte_perm(w, 0x4B000000u, (i & 1) ? 0x7542 : 0x7540)) - z;
+      const float hi = __uint_as_float(__byte_perm(w, 0x4B000000u, (i & 1) ? 0x7543 : 0x7541)) - z;
+      const __nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
+      memcpy(&r[i], &b, 4);
+    }
+  }
 }
 
 }  // namespace fusedmoe::kernels::wna16

@@ -50,6 +50,7 @@ using gemv::cp_async_wait;
 using gemv::kThreads;
 using gemv::mma_16816;
 using wna16::and_or;
+using wna16::dequant_step;
 using wna16::IntMagic;
 using wna16::mul2_split;
 using wna16::pack2_split;
@@ -73,37 +74,6 @@ __device__ __forceinline__ const P* opaque(const P* p) {
 __device__ __forceinline__ uint32_t opaque_u32(uint32_t v) {
   asm volatile("mov.b32 %0, %0;" : "+r"(v));
   return v;
-}
-
-// The 8 codes of one 32-k step of one row -> 4 registers of (q - zero) pairs in k order
-// (kFold, int4 only: (magic + q) pairs, the zero left to the group's end).
-template <typename T, int kBits, bool kFold = false>
-__device__ __forceinline__ void dequant_step(const uint32_t (&words)[kBits / 4], uint32_t zop, uint32_t (&r)[4]) {
-  static_assert(!kFold || kBits == 4, "only int4 folds its zero points");
-  if constexpr (kBits == 4) {
-    const uint32_t magic = IntMagic<T>::kHalf | (IntMagic<T>::kHalf << 16);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const uint32_t v = and_or(words[0] >> (4 * i), 0x000F000Fu, magic);
-      r[i] = kFold ? v : sub2<T>(v, zop);
-    }
-  } else if constexpr (std::is_same<T, __half>::value) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const uint32_t v = __byte_perm(words[i >> 1], 0x64646464u, (i & 1) ? 0x4342 : 0x4140);
-      r[i] = sub2<T>(v, zop);
-    }
-  } else {
-    const float z = __uint_as_float(zop);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const uint32_t w = words[i >> 1];
-      const float lo = __uint_as_float(__byte_perm(w, 0x4B000000u, (i & 1) ? 0x7542 : 0x7540)) - z;
-      const float hi = __uint_as_float(__byte_perm(w, 0x4B000000u, (i & 1) ? 0x7543 : 0x7541)) - z;
-      const __nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
-      memcpy(&r[i], &b, 4);
-    }
-  }
 }
 
 constexpr int kStages = 4;  // cp.async ring depth per warp

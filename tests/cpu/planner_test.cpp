@@ -1,11 +1,14 @@
 // Workspace layout: sizes from host-known bounds, alignment, 64-bit products.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "kernels/gate_up_layout.h"
+#include "kernels/kernel_limits.h"
 #include "planner.h"
 #include "validate.h"
 #include "cpu/test_util.h"
@@ -584,6 +587,96 @@ TEST(Planner, OneTokenSumsItsExpertsInTheDownGemv) {
     EXPECT_TRUE(one_token_down(make_shape(1, 512, 320, 8, topk), integer_quant(WeightFormat::kAWQ, 4, 64, true), kSms));
     EXPECT_TRUE(one_token_down(make_shape(1, 512, 320, 8, topk), integer_quant(WeightFormat::kGPTQ, 4, 32, false), kSms));
     EXPECT_TRUE(one_token_down(make_shape(1, 512, 256, 32, topk), g128, kSms));
+  }
+}
+
+TEST(Planner, OneTokenInt4LayerWhereItsWeightsFitSharedMemory) {
+  constexpr int32_t kSms = 132;
+  const QuantParams g128 = integer_quant(WeightFormat::kGPTQ, 4, 128, true);
+  const QuantParams channel = integer_quant(WeightFormat::kGPTQ, 4, -1, false);
+  const QuantParams awq = integer_quant(WeightFormat::kAWQ, 4, 128, true, DType::kBF16);
+  // The bench shapes whose CTA shares fit 227 KiB: Qwen3 (166 KiB per CTA), DeepSeek-V3 TP8
+  // (208), Scout TP8 (82, but top-1: kOneTokenLayerMinTopk), and DeepSeek-V2-Lite's experts (221).
+  EXPECT_TRUE(one_token_layer(make_shape(1, 2048, 768, 128, 8), g128, false, kSms));
+  EXPECT_TRUE(one_token_layer(make_shape(1, 2048, 768, 128, 8), awq, false, kSms));
+  EXPECT_TRUE(one_token_layer(make_shape(1, 7168, 256, 256, 8), g128, false, kSms));
+  EXPECT_TRUE(one_token_layer_plan(make_shape(1, 5120, 1024, 16, 1), channel, kSms).fits);
+  EXPECT_FALSE(one_token_layer(make_shape(1, 5120, 1024, 16, 1), channel, false, kSms));
+  EXPECT_TRUE(one_token_layer(make_shape(1, 5120, 1024, 16, 2), channel, false, kSms));
+  EXPECT_FALSE(one_token_layer(make_shape(1, 2048, 768, 128, 1), g128, false, kSms));
+  EXPECT_TRUE(one_token_layer(make_shape(1, 2048, 768, 128, kOneTokenLayerMinTopk), g128, false, kSms));
+  EXPECT_TRUE(one_token_layer(make_shape(1, 2048, 1408, 64, 6), g128, false, kSms));
+  EXPECT_TRUE(one_token_layer(make_shape(1, 1024, 768, 16, 3), integer_quant(WeightFormat::kGPTQ, 4, 256, false), false, kSms));
+  // Not: Qwen2 TP4 (249 KiB per CTA) and Mixtral (its gate-up share alone 896 KiB); two
+  // tokens; an expert map; act-order; int8; groups of 32 / 64 / 96; H or I off 128; dense, FP8.
+  EXPECT_FALSE(one_token_layer(make_shape(1, 3584, 640, 64, 8), g128, false, kSms));
+  EXPECT_FALSE(one_token_layer(make_shape(1, 4096, 14336, 8, 2), g128, false, kSms));
+  EXPECT_FALSE(one_token_layer(make_shape(2, 2048, 768, 128, 8), g128, false, kSms));
+  EXPECT_FALSE(one_token_layer(make_shape(1, 2048, 768, 128, 8), g128, true, kSms));
+  QuantParams act_order = g128;
+  act_order.has_g_idx = true;
+  EXPECT_FALSE(one_token_layer(make_shape(1, 2048, 768, 128, 8), act_order, false, kSms));
+  EXPECT_FALSE(one_token_layer(make_shape(1, 2048, 768, 128, 8), integer_quant(WeightFormat::kGPTQ, 8, 128, false), false, kSms));
+  // groups of part of a 128-k block, or of three blocks (the kernel finds a block's group by a shift)
+  for (int group : {32, 64, 96, 384}) {
+    EXPECT_FALSE(one_token_layer(make_shape(1, 1536, 768, 128, 8), integer_quant(WeightFormat::kAWQ, 4, group, true), false, kSms));
+  }
+  EXPECT_TRUE(one_token_layer(make_shape(1, 1536, 768, 128, 8), integer_quant(WeightFormat::kAWQ, 4, 512, true), false, kSms));
+  EXPECT_FALSE(one_token_layer(make_shape(1, 1000, 384, 16, 8), channel, false, kSms));
+  EXPECT_FALSE(one_token_layer(make_shape(1, 1024, 320, 16, 8), channel, false, kSms));
+  EXPECT_FALSE(one_token_layer(make_shape(1, 2048, 768, 128, 8), QuantParams(), false, kSms));
+  EXPECT_FALSE(one_token_layer(make_shape(1, 2048, 768, 128, 8), fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup), false, kSms));
+  // Fewer SMs, larger shares: on 114 (an H100 PCIe) Qwen3 needs 236 KiB per CTA; Scout fits on 78.
+  EXPECT_FALSE(one_token_layer(make_shape(1, 2048, 768, 128, 8), g128, false, 114));
+  EXPECT_TRUE(one_token_layer_plan(make_shape(1, 5120, 1024, 16, 1), g128, 78).fits);
+
+  // The plan's invariants: every unit in exactly one CTA's range, at most gu_max / dn_max per
+  // CTA; the shared-memory regions in order, 16-byte aligned, disjoint, within smem_bytes.
+  const ProblemShape shapes[] = {make_shape(1, 2048, 768, 128, 8), make_shape(1, 7168, 256, 256, 8),
+                                 make_shape(1, 5120, 1024, 16, 1), make_shape(1, 2048, 1408, 64, 6),
+                                 make_shape(1, 1024, 768, 16, 3)};
+  for (const ProblemShape& s : shapes) {
+    for (int32_t sms : {78, 114, 132, 144}) {
+      for (const QuantParams& q : {g128, channel}) {
+        const kernels::OneTokenLayerPlan p = one_token_layer_plan(s, q, sms);
+        SCOPED_TRACE("H=" + std::to_string(s.hidden) + " I=" + std::to_string(s.inter) + " sms=" + std::to_string(sms));
+        if (!p.fits) {
+          EXPECT_GT(p.smem_bytes, kernels::kOneTokenLayerMaxSmem);
+          continue;
+        }
+        EXPECT_EQ(p.gu_units, s.topk * s.inter / 8);
+        EXPECT_EQ(p.dn_tiles, s.hidden / 16);
+        int64_t gu_most = 0, dn_most = 0;
+        for (int64_t c = 0; c < sms; ++c) {
+          const int64_t gu = kernels::one_token_layer_first(c + 1, p.gu_units, sms) - kernels::one_token_layer_first(c, p.gu_units, sms);
+          const int64_t dn = kernels::one_token_layer_first(c + 1, p.dn_tiles, sms) - kernels::one_token_layer_first(c, p.dn_tiles, sms);
+          gu_most = std::max(gu_most, gu);
+          dn_most = std::max(dn_most, dn);
+        }
+        EXPECT_EQ(kernels::one_token_layer_first(sms, p.gu_units, sms), p.gu_units);
+        EXPECT_LE(gu_most, p.gu_max);
+        EXPECT_LE(dn_most, p.dn_max);
+        const int64_t groups13 = quant_groups(q, s.hidden), groups2 = quant_groups(q, s.inter);
+        const int64_t ends[][2] = {
+            {p.gu_codes, std::max(p.gu_max * p.gu_unit_bytes, s.topk * s.inter * 2)},
+            {p.dn_codes, p.dn_max * s.topk * p.dn_slot_bytes},
+            {p.gu_params, p.gu_max * groups13 * kernels::kOneTokenLayerGroupBytes},
+            {p.dn_params, p.dn_max * s.topk * groups2 * kernels::kOneTokenLayerGroupBytes},
+            {p.x, s.hidden * 2},
+            {p.partial, std::max(p.gu_max, p.dn_max) * kernels::kOneTokenLayerWarps * 16 * 4},
+            {p.sums, (s.hidden / 128 + s.topk * (s.inter / 128)) * 4},
+            {p.slots, kernels::kMaxTopk * 8},
+            {p.bars, (p.gu_max + p.dn_max) * 8}};
+        int64_t at = 0;
+        for (const auto& r : ends) {
+          EXPECT_EQ(r[0] % 16, 0);
+          EXPECT_GE(r[0], at);
+          at = r[0] + r[1];
+        }
+        EXPECT_LE(at, p.smem_bytes);
+        EXPECT_LE(p.smem_bytes, kernels::kOneTokenLayerMaxSmem);
+      }
+    }
   }
 }
 

@@ -1197,6 +1197,66 @@ TEST(OneTokenWithoutAlign, EveryPrecisionWithSkippedAndRepeatedIds) {
   }
 }
 
+// The one-token int4 layer (planner.h one_token_layer: both GEMMs and the combine in one
+// cooperative launch) at the bench shapes it takes and on every variant it reads. Each case
+// checks that the planner sends it there, so that a rule change cannot leave it untested.
+TEST(OneTokenInt4Layer, OneLaunchAtBenchShapesAndEveryVariant) {
+  REQUIRE_GPU();
+  int sms = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  auto run = [&](GpuCase c) {
+    c.path = KernelPath::kAuto;
+    EXPECT_TRUE(one_token_layer(c.shape, c.quant, false, sms)) << describe(c) << " on " << sms << " SMs";
+    run_case(c);
+  };
+  for (const char* name : {"qwen3_30b_a3b_tp1", "deepseek_v3_tp8"}) {
+    GpuCase c = bench_case(name, 1);
+    c.quant = named_precision("w4a16_gptq");
+    run(c);
+  }
+  GpuCase q3 = bench_case("qwen3_30b_a3b_tp1", 1);
+  q3.quant = named_precision("w4a16_awq");
+  run(q3);
+  // DeepSeek-V2-Lite's experts (top-6, I = 1408: 11 blocks): the most shared memory of these.
+  GpuCase lite = custom(1, 64, 2048, 1408, 6, "uniform");
+  lite.quant = named_precision("w4a16_gptq_zp");
+  run(lite);
+  // Every layout it reads, on a small shape (one unit or tile per CTA at most, many CTAs idle).
+  for (int32_t topk : {2, 3, 8}) {
+    for (int group : {128, 256, -1}) {
+      for (bool zeros : {false, true}) {
+        for (DType scales : {DType::kFP16, DType::kBF16, DType::kFP32}) {
+          GpuCase c = custom(1, 16, 1024, 768, topk, "uniform");
+          c.quant = integer_quant(WeightFormat::kGPTQ, 4, group, zeros, scales);
+          run(c);
+        }
+      }
+    }
+    GpuCase c = custom(1, 16, 1024, 768, topk, "uniform");
+    c.quant = integer_quant(WeightFormat::kAWQ, 4, 128, true);
+    c.act = DType::kFP16;
+    run(c);
+    c.act = DType::kBF16;
+    for (Activation a : {Activation::kGeluAndMul, Activation::kGeluTanhAndMul}) {
+      c.activation = a;
+      run(c);
+    }
+    c.activation = Activation::kSiluAndMul;
+    c.routing = "one_expert";
+    run(c);
+    c.routing = "uniform";
+    c.bad_ids = true;
+    run(c);
+    c.out_is_x = true;  // in place
+    run(c);
+  }
+  // Captured in a CUDA graph (a cooperative kernel node), replayed with new routing.
+  GpuCase g = bench_case("qwen3_30b_a3b_tp1", 1);
+  g.quant = named_precision("w4a16_gptq");
+  EXPECT_TRUE(one_token_layer(g.shape, g.quant, false, sms));
+  run_graph_replay_case(g);
+}
+
 // The planner's one-wave split rule (kDenseSplitRule) counts kGemvCtasPerSm resident CTAs per
 // SM for every dense GEMV; one variant at 136 registers ran one per SM and made decode 10-20%
 // slower unnoticed (PERF.md v21). The down GEMV's shared-memory ring variant is compiled for
