@@ -13,6 +13,8 @@
 #   sanitize "$BIN_tma2" tma2 check --precision w8a16 ...   # memcheck + racecheck, $W/{tool}_tma2.txt
 #   ncu_sass "$BIN_tma2" gemms wna16_grouped bench ...      # ncu with per-SASS samples, $W/gemms_*.csv
 #   ncu_times tma2 'wna16|combine' w4a16 qwen3_30b_a3b_tp1  # kernel times at M = 1, $W/ncu_tma2_*.csv
+#   otl_traces l5t qwen3_30b_a3b_tp1    # the one-token layer's phase stamps, $W/trace_l5t_*.txt
+#   m1_rounds main l5t; m1_report main l5t   # two rounds of w4a16 at M = 1 per build
 #   carried_report              # info.txt, the test parts' verdicts, the sanitizers' summaries
 #   carried_pack                # $OUT/w3.tgz (the device returns a limited number of files)
 # The binaries name the build machine's /work/main in their defaults: it is linked to this
@@ -81,6 +83,46 @@ abba_compare() {
   local r
   for r in 1 2; do
     python3 scripts/bench_compare.py "$W/bench_$3_$1_r$r.txt" "$W/bench_$3_$2_r$r.txt" --slower 1.001 | tail -"${4:-11}"
+  done
+}
+# otl_traces BUILD SHAPE...: the one-token layer's phase stamps (a build with
+# bench/results/h100/v61/trace.patch) at M = 1 of each shape, into $W/trace_BUILD_SHAPE.txt.
+otl_traces() {
+  local b="$1" s
+  shift
+  for s in "$@"; do
+    FUSEDMOE_OTL_TRACE=1 timeout 60 "$root/build/carry/$b/fusedmoe" check --precision w4a16 --shape "$s" --m 1 \
+      > "$W/trace_${b}_$s.txt" 2>&1
+    echo "trace $b $s rc=$? $(el) s" >> "$W/info.txt"
+  done
+}
+# otl_trace_report BUILD SHAPE...: those stamps and each check's verdict.
+otl_trace_report() {
+  local b="$1" s
+  shift
+  for s in "$@"; do
+    echo "== $b $s"
+    grep -E "otl_trace|result" "$W/trace_${b}_$s.txt" | sed 's/otl_trace: //'
+  done
+}
+# m1_rounds BUILD...: two rounds of each build's w4a16 bench at M = 1, the builds in the given
+# order each round, into $W/bench_m1_BUILD_rROUND.txt; m1_report BUILD...: their times.
+m1_rounds() {
+  local r b
+  for r in 1 2; do
+    for b in "$@"; do
+      timeout 40 "$root/build/carry/$b/fusedmoe" bench --precision w4a16 --m 1 > "$W/bench_m1_${b}_r$r.txt" 2>&1
+    done
+  done
+  echo "bench $(el) s" >> "$W/info.txt"
+}
+m1_report() {
+  local r b
+  for r in 1 2; do
+    for b in "$@"; do
+      echo "== $b r$r"
+      grep -E "^(qwen|deepseek|llama|mixtral)" "$W/bench_m1_${b}_r$r.txt" | awk '{print $1, $4}'
+    done
   done
 }
 # gtest_part TESTS TAG SECONDS FILTER: the GPU tests matching FILTER under a timeout (a

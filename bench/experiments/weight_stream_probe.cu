@@ -27,21 +27,14 @@
 #include <cstdlib>
 #include <vector>
 
+#include "probe_check.h"
+
 namespace {
 
 constexpr int kBoxRows = 128;
 constexpr int kBoxBytes = 128;
 constexpr int kStageBytes = kBoxRows * kBoxBytes;
 constexpr int kMaxStages = 13;
-
-#define CHECK(x)                                                                          \
-  do {                                                                                    \
-    cudaError_t err_ = (x);                                                               \
-    if (err_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
