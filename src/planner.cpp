@@ -137,10 +137,8 @@ bool one_token_direct(const ProblemShape& s, const QuantParams& q, bool has_expe
 }
 
 kernels::OneTokenLayerPlan one_token_layer_plan(const ProblemShape& s, const QuantParams& q, int32_t sm_count) {
-  const int64_t gs = q.group_size;
-  // groups of a power-of-two count of whole 128-k blocks (the kernel shifts), or one per row
   if (!is_integer_format(q.format) || q.bits != 4 ||
-      !(gs == -1 || (gs > 0 && gs % 128 == 0 && ((gs / 128) & (gs / 128 - 1)) == 0))) {
+      !(q.group_size == -1 || kernels::one_token_layer_group_ok(q.group_size))) {
     return kernels::OneTokenLayerPlan();
   }
   return kernels::one_token_layer_plan(s.hidden, s.inter, s.topk, sm_count, quant_groups(q, s.hidden),

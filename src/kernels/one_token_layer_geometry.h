@@ -49,6 +49,12 @@ struct OneTokenLayerPlan {
   int64_t smem_bytes = 0;
 };
 
+/// Whether groups of `group_size` k are ones the kernel reads (besides one group per row): a
+/// power-of-two count of whole 128-k blocks, since it finds a block's group by a shift.
+constexpr bool one_token_layer_group_ok(int64_t group_size) {
+  return group_size > 0 && group_size % 128 == 0 && ((group_size / 128) & (group_size / 128 - 1)) == 0;
+}
+
 /// The first unit of CTA c when `units` are shared by `ctas` CTAs.
 FUSEDMOE_HOST_DEVICE constexpr int64_t one_token_layer_first(int64_t c, int64_t units, int64_t ctas) {
   return c * units / ctas;

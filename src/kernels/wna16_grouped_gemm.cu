@@ -139,9 +139,7 @@ __device__ __forceinline__ int code_swizzle(int r) {
   return kBits == 4 ? (r >> 1) & 3 : r & 7;
 }
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
+using gemv::smem_u32;
 
 
 // wgmma's shared-memory descriptor of a K-major operand in the 128-byte swizzle: start address,

@@ -55,6 +55,7 @@ using gemv::cp_async8;
 using gemv::cp_async_commit;
 using gemv::cp_async_wait;
 using gemv::mma_16816;
+using gemv::smem_u32;
 using wna16::dequant_step;
 using wna16::zero_operand;
 
@@ -62,8 +63,6 @@ constexpr int kWarps = kOneTokenLayerWarps;
 constexpr int kThreads = kOneTokenLayerThreads;
 constexpr int kRecBytes = static_cast<int>(kOneTokenLayerGroupBytes);
 constexpr int kZeroAt = static_cast<int>(kOneTokenLayerZeroOffset);
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 
 // A unit's barrier: one arrival per thread (cp_async_arrive).
 __device__ __forceinline__ void mbar_init(uint32_t bar) {
@@ -73,6 +72,8 @@ __device__ __forceinline__ void mbar_init(uint32_t bar) {
 __device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
 }
+// The "memory" clobbers keep the codes' plain shared-memory loads after the wait (CUTLASS's
+// ClusterBarrier::wait has none: its users read through asm).
 __device__ __forceinline__ void mbar_wait(uint32_t bar) {
   uint32_t done = 0;
   do {
@@ -419,9 +420,8 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_one_token_layer_kernel(cons
 // 128-k blocks or one per row, the projections' shapes as the layer's.
 bool view_ok(const QuantWeightsView& w, int64_t n, int64_t k) {
   if (w.codes == nullptr || w.scales == nullptr || w.bits != 4 || w.n != n || w.k != k || w.groups < 1) return false;
-  const int64_t blocks = w.group_size / 128;  // per group: a power of two (group_shift)
-  return w.groups == 1 || (w.group_size > 0 && w.group_size % 128 == 0 && (blocks & (blocks - 1)) == 0 &&
-                           w.groups == (k + w.group_size - 1) / w.group_size);
+  return w.groups == 1 ||
+         (one_token_layer_group_ok(w.group_size) && w.groups == (k + w.group_size - 1) / w.group_size);
 }
 
 // One cooperative launch of plan.ctas CTAs. Shared memory: the plan's, and at least more than
