@@ -88,15 +88,6 @@ __device__ __forceinline__ void cp_async16_zfill(uint32_t smem, const void* gmem
 __device__ __forceinline__ void cp_async8_zfill(uint32_t smem, const void* gmem, bool ok) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem), "l"(gmem), "r"(ok ? 8 : 0) : "memory");
 }
-// ok ? the 16 bytes at smem : 0, predicated (no branch; see FUSEDMOE_LOAD16_IF), volatile as
-// ld_shared16 below.
-__device__ __forceinline__ uint4 ld_shared16_if(uint32_t smem, bool ok) {
-  uint4 v = make_uint4(0, 0, 0, 0);
-  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t@p ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
-               : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
-               : "r"(smem), "r"(static_cast<int>(ok)));
-  return v;
-}
 // A 16-byte shared-memory load, volatile so that it stays after the cp.async wait before it
 // and before the copy that refills its slot after it (all three are volatile asm).
 __device__ __forceinline__ uint4 ld_shared16(uint32_t smem) {

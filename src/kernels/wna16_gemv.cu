@@ -392,6 +392,23 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     int cr = first_rem;  // block within its group of the next block consumed (kGpb == 1)
     const bool upper = kNTiles < 8 || c0 + 32 < w.count;  // tiles 4-7 hold tokens (uniform)
 
+    // One n-tile from global x: the x of each stage's first block is loaded at the end of the
+    // stage before (x is not in the ring), so that its latency runs under the ring's wait (v62:
+    // the loads came after the wait, and the first MMA of every stage waited on them; placed
+    // just ahead of the wait, ptxas still sank them below it).
+    constexpr bool kEarlyX = !kSharedX && kNTiles == 1;
+    uint4 x_early[4];
+    auto load_early = [&](int st) {
+      if constexpr (kEarlyX) {
+        const int j = b_begin + st * kUnroll;
+        const int k_left = kk - 128 * j - 8 * w.q;
+        if (st < stages) {
+#pragma unroll
+          for (int u = 0; u < 4; ++u) x_early[u] = load_act_if(xv[0] + 16 * j + 4 * u, 32 * u < k_left);
+        }
+      }
+    };
+    load_early(0);
     for (int st = 0; st < stages; ++st) {
       // This thread's copies of stage st have landed; then so have the other lanes' (threads'),
       // and slot (st - 1) is free.
@@ -412,6 +429,9 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
       for (int i = 0; i < kUnroll; ++i) {
         const int j = b_begin + st * kUnroll + i;
         const bool block_ok = j < b_end;
+        // kSharedX: past the slice's end (uniform) the slot may hold no x at all; inside it, x's
+        // ring is zero past K and past the expert's tokens, so its loads need no predicate.
+        if (kSharedX && !block_ok) break;
         const int k_left = kk - 128 * j - 8 * w.q;  // step u is inside K when 32 u < k_left
         uint4 lo[kVecs], hi[kVecs];
 #pragma unroll
@@ -481,8 +501,9 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
 #pragma unroll
           for (int nt = 0; nt < kNTiles; ++nt) {
             if (nt >= 4 && !upper) continue;  // eight n-tiles: the second half has no token
-            const uint4 x = kSharedX ? gemv::ld_shared16_if(xs + nt * 8 * 256 + ((64 * u) ^ x_swz), ok)
-                                     : load_act_if(xb[nt] + 4 * u, ok);
+            const uint4 x = kSharedX             ? gemv::ld_shared16(xs + nt * 8 * 256 + ((64 * u) ^ x_swz))
+                            : kEarlyX && i == 0 ? x_early[u]
+                                                : load_act_if(xb[nt] + 4 * u, ok);
             float (&sum)[4] = kScaled ? acc[nt] : part_sum[nt];
             mma_16816<T>(sum, a_lo[0], a_hi[0], a_lo[1], a_hi[1], x.x, x.y);
             mma_16816<T>(sum, a_lo[2], a_hi[2], a_lo[3], a_hi[3], x.z, x.w);
@@ -514,6 +535,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
             }
           }
         }
+        if (i == 0) load_early(st + 1);  // once block 0 has taken this stage's
       }
     }
     cp_async_wait<0>();
