@@ -397,18 +397,19 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     // the loads came after the wait, and the first MMA of every stage waited on them; placed
     // just ahead of the wait, ptxas still sank them below it).
     constexpr bool kEarlyX = !kSharedX && kNTiles == 1;
-    uint4 x_early[4];
-    auto load_early = [&](int st) {
+    uint4 x_early[kUnroll][4];
+    auto load_early = [&](int st, int i) {
       if constexpr (kEarlyX) {
-        const int j = b_begin + st * kUnroll;
+        const int j = b_begin + st * kUnroll + i;
         const int k_left = kk - 128 * j - 8 * w.q;
         if (st < stages) {
 #pragma unroll
-          for (int u = 0; u < 4; ++u) x_early[u] = load_act_if(xv[0] + 16 * j + 4 * u, 32 * u < k_left);
+          for (int u = 0; u < 4; ++u) x_early[i][u] = load_act_if(xv[0] + 16 * j + 4 * u, j < b_end && 32 * u < k_left);
         }
       }
     };
-    load_early(0);
+#pragma unroll
+    for (int i = 0; i < kUnroll; ++i) load_early(0, i);
     for (int st = 0; st < stages; ++st) {
       // This thread's copies of stage st have landed; then so have the other lanes' (threads'),
       // and slot (st - 1) is free.
@@ -502,7 +503,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
           for (int nt = 0; nt < kNTiles; ++nt) {
             if (nt >= 4 && !upper) continue;  // eight n-tiles: the second half has no token
             const uint4 x = kSharedX             ? gemv::ld_shared16(xs + nt * 8 * 256 + ((64 * u) ^ x_swz))
-                            : kEarlyX && i == 0 ? x_early[u]
+                            : kEarlyX           ? x_early[i][u]
                                                 : load_act_if(xb[nt] + 4 * u, ok);
             float (&sum)[4] = kScaled ? acc[nt] : part_sum[nt];
             mma_16816<T>(sum, a_lo[0], a_hi[0], a_lo[1], a_hi[1], x.x, x.y);
@@ -535,7 +536,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
             }
           }
         }
-        if (i == 0) load_early(st + 1);  // once block 0 has taken this stage's
+        load_early(st + 1, i);  // the next stage's block i, now that this one has taken its x
       }
     }
     cp_async_wait<0>();
