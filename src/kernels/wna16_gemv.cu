@@ -392,10 +392,11 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     int cr = first_rem;  // block within its group of the next block consumed (kGpb == 1)
     const bool upper = kNTiles < 8 || c0 + 32 < w.count;  // tiles 4-7 hold tokens (uniform)
 
-    // One n-tile from global x: the x of each stage's first block is loaded at the end of the
-    // stage before (x is not in the ring), so that its latency runs under the ring's wait (v62:
-    // the loads came after the wait, and the first MMA of every stage waited on them; placed
-    // just ahead of the wait, ptxas still sank them below it).
+    // One n-tile from global x (x is not in the ring): block i's x is loaded a stage ahead,
+    // right after block i of the stage before has used its own, so that the loads' latency runs
+    // under a whole stage and the ring's wait (v62: loaded after the wait, as the volatile loads
+    // were, the first MMA of every block waited on them; loaded just ahead of the wait, ptxas
+    // sank them below it again).
     constexpr bool kEarlyX = !kSharedX && kNTiles == 1;
     uint4 x_early[kUnroll][4];
     auto load_early = [&](int st, int i) {
