@@ -311,13 +311,15 @@ bool one_token_direct(const ProblemShape& shape, const QuantParams& quant, bool 
 
 /// Whether a small-M layer runs as one launch for one token (kernels::launch_wna16_one_token_layer:
 /// both GEMMs and the combine, every CTA's share of both GEMMs' weights copied into its shared
-/// memory at its start, a grid barrier between the GEMMs; PERF.md v60-v61): where one_token_direct
-/// holds, top-k at least kOneTokenLayerMinTopk, int4 weights whose groups are a power-of-two
-/// count of whole 128-k blocks or one per row, H and I multiples of 128, and the plan fits
-/// shared memory on sm_count CTAs (of the bench shapes Qwen3 and DeepSeek-V3 TP8).
-/// one_token_layer_plan gives that plan (any top-k).
+/// memory at its start (or, where they do not fit together, the down codes once its gate-up
+/// GEMM is done, into their place: dn_after_gu), a grid barrier between the GEMMs; PERF.md
+/// v60-v62): where one_token_direct holds, top-k at least kOneTokenLayerMinTopk, int4 weights
+/// whose groups are a power-of-two count of whole 128-k blocks or one per row, H and I multiples
+/// of 128, and the plan fits shared memory on sm_count CTAs (of the bench shapes Qwen3,
+/// DeepSeek-V3 TP8 and, dn_after_gu, Qwen2 TP4). one_token_layer_plan gives that plan (any top-k).
 /// v61 on an H100 (w4a16 M = 1, against the GEMVs, ABBA): top-8 Qwen3 0.78-0.79, DeepSeek-V3 TP8
-/// 0.83-0.85 (GPTQ and AWQ g128); top-1 Scout TP8 1.05 (its GEMVs write out directly, no combine, and its 40 scale
+/// 0.83-0.85 (GPTQ and AWQ g128); v62: Qwen2 TP4 (dn_after_gu) 0.86-0.87 GPTQ, 0.89-0.90 AWQ on
+/// an H100, 0.87 / 0.94 on an H200; top-1 Scout TP8 1.05 (its GEMVs write out directly, no combine, and its 40 scale
 /// groups per row land late), so top-1 layers keep the GEMVs. Top-2 to top-6 are not measured
 /// (on the GEMVs top-2 and top-3 also run the combine launch; one_token_down takes top-4 to 8).
 inline constexpr int64_t kOneTokenLayerMinTopk = 2;

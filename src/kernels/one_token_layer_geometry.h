@@ -9,6 +9,9 @@
 // CTA c takes the units [c U / ctas, (c + 1) U / ctas) of each kind. At its start it copies
 // every code byte of its units (both GEMMs) into shared memory at once, so that the whole
 // layer's weights are in flight from the first microsecond; a grid barrier separates the GEMMs.
+// Where both GEMMs' shares do not fit together (Qwen2 TP4), the down codes are copied once the
+// CTA's gate-up GEMM is done, into the gate-up codes' place (dn_after_gu): they come in under
+// the grid barrier and the other CTAs' gate-up tails instead of from the start.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +39,8 @@ struct OneTokenLayerPlan {
   int64_t gu_unit_bytes = 0;  // codes of a gate-up unit: 16 rows of H / 2 bytes
   int64_t dn_slot_bytes = 0;  // codes of a down tile's slot: 16 rows of I / 2 bytes
   // Byte offsets in dynamic shared memory (16-byte aligned), and its size.
-  int64_t gu_codes = 0;    // [gu_max][16 rows][H / 2]; after the gate-up GEMM the intermediate [topk][I]
-  int64_t dn_codes = 0;    // [dn_max][topk][16 rows][I / 2]
+  int64_t gu_codes = 0;    // [gu_max][16 rows][H / 2]
+  int64_t dn_codes = 0;    // [dn_max][topk][16 rows][I / 2] (dn_after_gu: at gu_codes)
   int64_t gu_params = 0;   // [gu_max][groups13][kOneTokenLayerGroupBytes]
   int64_t dn_params = 0;   // [dn_max][topk][groups2][kOneTokenLayerGroupBytes]
   int64_t x = 0;           // x's row [H]
@@ -47,6 +50,8 @@ struct OneTokenLayerPlan {
   int64_t slots = 0;       // [kMaxTopk] local expert ids (-1: skipped), then [kMaxTopk] routed weights
   int64_t bars = 0;        // [gu_max + dn_max] mbarriers, one per unit
   int64_t smem_bytes = 0;
+  bool dn_after_gu = false;  // the down codes copied after the CTA's gate-up GEMM, into gu_codes
+  int64_t inter = 0;         // the intermediate [topk][I] after the grid barrier (at gu_codes unless dn_after_gu)
 };
 
 /// Whether groups of `group_size` k are ones the kernel reads (besides one group per row): a
@@ -62,8 +67,9 @@ FUSEDMOE_HOST_DEVICE constexpr int64_t one_token_layer_first(int64_t c, int64_t 
 
 /// The plan for hidden size h, intermediate size i, top-k `topk` on `ctas` CTAs, with
 /// `groups13` / `groups2` scale groups per row of w13 / w2 (each a power-of-two count of whole
-/// 128-k blocks, or one per row: the caller checks). fits is false where h or i is not a multiple
-/// of 128, topk is outside [1, max_topk] or a CTA's share does not fit shared memory.
+/// 128-k blocks, or one per row: the caller checks). Both GEMMs' codes resident from the start
+/// where they fit, else dn_after_gu. fits is false where h or i is not a multiple of 128, topk is
+/// outside [1, max_topk] or a CTA's share does not fit shared memory either way.
 constexpr OneTokenLayerPlan one_token_layer_plan(int64_t h, int64_t i, int64_t topk, int64_t ctas, int64_t groups13,
                                                  int64_t groups2, int64_t max_topk = 32) {
   OneTokenLayerPlan p;
@@ -79,29 +85,42 @@ constexpr OneTokenLayerPlan one_token_layer_plan(int64_t h, int64_t i, int64_t t
   p.gu_unit_bytes = 16 * h / 2;
   p.dn_slot_bytes = 16 * i / 2;
   const int64_t gu_codes = p.gu_max * p.gu_unit_bytes;
+  const int64_t dn_codes = p.dn_max * topk * p.dn_slot_bytes;
   const int64_t inter = topk * i * 2;  // the intermediate, 16-bit
   const int64_t units = p.gu_max > p.dn_max ? p.gu_max : p.dn_max;
-  int64_t at = 0;
-  p.gu_codes = at;
-  at += gu_codes > inter ? gu_codes : inter;
-  p.dn_codes = at;
-  at += p.dn_max * topk * p.dn_slot_bytes;
-  p.gu_params = at;
-  at += p.gu_max * groups13 * kOneTokenLayerGroupBytes;
-  p.dn_params = at;
-  at += p.dn_max * topk * groups2 * kOneTokenLayerGroupBytes;
-  p.x = at;
-  at += h * 2;
-  p.partial = at;
-  at += units * kOneTokenLayerWarps * 16 * 4;
-  p.sums = at;
-  at += ((h / 128 + topk * (i / 128)) * 4 + 15) / 16 * 16;
-  p.slots = at;
-  at += max_topk * 8;
-  p.bars = at;
-  at += (p.gu_max + p.dn_max) * 8;
-  p.smem_bytes = (at + 15) / 16 * 16;
-  p.fits = p.smem_bytes <= kOneTokenLayerMaxSmem;
+  for (int after = 0; after < 2; ++after) {
+    p.dn_after_gu = after != 0;
+    int64_t at = 0;
+    p.gu_codes = at;
+    if (p.dn_after_gu) {
+      p.dn_codes = at;
+      at += gu_codes > dn_codes ? gu_codes : dn_codes;
+      p.inter = at;
+      at += inter;
+    } else {
+      p.inter = at;
+      at += gu_codes > inter ? gu_codes : inter;
+      p.dn_codes = at;
+      at += dn_codes;
+    }
+    p.gu_params = at;
+    at += p.gu_max * groups13 * kOneTokenLayerGroupBytes;
+    p.dn_params = at;
+    at += p.dn_max * topk * groups2 * kOneTokenLayerGroupBytes;
+    p.x = at;
+    at += h * 2;
+    p.partial = at;
+    at += units * kOneTokenLayerWarps * 16 * 4;
+    p.sums = at;
+    at += ((h / 128 + topk * (i / 128)) * 4 + 15) / 16 * 16;
+    p.slots = at;
+    at += max_topk * 8;
+    p.bars = at;
+    at += (p.gu_max + p.dn_max) * 8;
+    p.smem_bytes = (at + 15) / 16 * 16;
+    p.fits = p.smem_bytes <= kOneTokenLayerMaxSmem;
+    if (p.fits) break;
+  }
   return p;
 }
 

@@ -17,9 +17,10 @@
 //    scales, zero points) and of x's row (the first cp.async group), then of the codes of the
 //    CTA's gate-up units (16 rows of w13: 8 gate rows 8 j.., 8 up rows I + 8 j..; H / 2 bytes
 //    each) and down tiles (16 rows of w2 per slot; I / 2 bytes each), unit by unit (the
-//    second). Once the parameters have landed, each record's scales become fp32 in place, and
-//    each warp sums x over the 128-k blocks it takes (int4 in bf16 folds its zero points out:
-//    kFoldZeros).
+//    second; dn_after_gu: the down tiles' once the gate-up GEMM is done, into the gate-up
+//    codes' place). Once the parameters have landed, each record's scales become fp32 in
+//    place, and each warp sums x over the 128-k blocks it takes (int4 in bf16 folds its zero
+//    points out: kFoldZeros).
 // 2. Gate-up: the units in order, each waited for once; warp w takes blocks w, w + 16, ... of
 //    each, with m16n8k16 MMAs on the codes (wna16::dequant_step, as wna16_gemv: lane (g, q)
 //    reads chunk q of rows g and g + 8), two MMA chains per block, its fp32 sums times the
@@ -168,7 +169,9 @@ __device__ __forceinline__ float unit_sum(const float* partial, int unit, int r)
   return s;
 }
 
-template <typename T>
+// kDnAfterGu: plan.dn_after_gu, as its own kernel, so that the resident plans' code stays as
+// it was measured (v62: the runtime branches cost DeepSeek-V3 TP8 and Qwen3 1-3% at M = 1).
+template <typename T, bool kDnAfterGu>
 __global__ void __launch_bounds__(kThreads, 1) wna16_one_token_layer_kernel(const OneTokenLayerParams p,
                                                                              const OneTokenLayerPlan plan) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -255,11 +258,26 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_one_token_layer_kernel(cons
   cp_async_commit();
   // 1. Every code byte of the CTA's units, unit by unit: each thread copies every 512th 16-byte
   // chunk (a warp 512 contiguous bytes), then arrives on the unit's barrier, which completes
-  // once every thread's copies so far have landed.
-  {
-    const uint64_t policy = gemv::evict_first_policy();
-    const unsigned char* w13 = reinterpret_cast<const unsigned char*>(p.w13.codes);
+  // once every thread's copies so far have landed. The down tiles' here too, or (dn_after_gu)
+  // once the gate-up GEMM is done with the place they take.
+  const uint64_t policy = gemv::evict_first_policy();
+  auto issue_down = [&] {
     const unsigned char* w2 = reinterpret_cast<const unsigned char*>(p.w2.codes);
+    const int slot_chunks = static_cast<int>(plan.dn_slot_bytes / 16);
+    for (int i = 0; i < n_dn; ++i) {
+      const int64_t n0 = 16 * (dn0 + i);
+      for (int s = 0; s < topk; ++s) {
+        const int e = s_expert[s];
+        if (e < 0) continue;
+        const unsigned char* rows = w2 + (static_cast<int64_t>(e) * H + n0) * dn_row_bytes;  // 16 rows, contiguous
+        const uint32_t dst = smem_u32(dn_codes + (static_cast<int64_t>(i) * topk + s) * plan.dn_slot_bytes);
+        for (int c = tid; c < slot_chunks; c += kThreads) gemv::cp_async16_stream(dst + 16 * c, rows + 16 * c, true, policy);
+      }
+      cp_async_arrive(bars + 8 * (n_gu + i));
+    }
+  };
+  {
+    const unsigned char* w13 = reinterpret_cast<const unsigned char*>(p.w13.codes);
     const int run_chunks = 8 * gu_row_bytes / 16;  // one 8-row run of a gate-up unit
     const int64_t run_bytes = 8LL * gu_row_bytes, up_offset = I * gu_row_bytes;
     // Unit i is columns 8 j.. of slot `slot`, stepped along without a division per unit.
@@ -279,18 +297,7 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_one_token_layer_kernel(cons
       cp_async_arrive(bars + 8 * i);
       if (++j == units_per_slot) j = 0, ++slot;
     }
-    const int slot_chunks = static_cast<int>(plan.dn_slot_bytes / 16);
-    for (int i = 0; i < n_dn; ++i) {
-      const int64_t n0 = 16 * (dn0 + i);
-      for (int s = 0; s < topk; ++s) {
-        const int e = s_expert[s];
-        if (e < 0) continue;
-        const unsigned char* rows = w2 + (static_cast<int64_t>(e) * H + n0) * dn_row_bytes;  // 16 rows, contiguous
-        const uint32_t dst = smem_u32(dn_codes + (static_cast<int64_t>(i) * topk + s) * plan.dn_slot_bytes);
-        for (int c = tid; c < slot_chunks; c += kThreads) gemv::cp_async16_stream(dst + 16 * c, rows + 16 * c, true, policy);
-      }
-      cp_async_arrive(bars + 8 * (n_gu + i));
-    }
+    if constexpr (!kDnAfterGu) issue_down();
     cp_async_commit();  // the second group: wait<1> below waits for the parameters only
   }
   cp_async_wait<1>();
@@ -351,6 +358,12 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_one_token_layer_kernel(cons
     }
   }
   __syncthreads();
+  // dn_after_gu: every gate-up unit's copies have landed (warp 0 waited for each live one) and
+  // no warp reads them any more: the down codes take their place, a third commit group.
+  if constexpr (kDnAfterGu) {
+    issue_down();
+    cp_async_commit();
+  }
   T* const inter = static_cast<T*>(p.intermediate);
   for (int t = tid; t < n_gu * 8; t += kThreads) {
     const int i = t >> 3, r = t & 7;
@@ -363,11 +376,12 @@ __global__ void __launch_bounds__(kThreads, 1) wna16_one_token_layer_kernel(cons
 
   // 3. Every CTA's intermediate columns written.
   cg::this_grid().sync();
-  // The intermediate into the gate-up codes' place (their copies have all landed: each was
-  // waited for above); a skipped slot's columns are zeros, never read.
+  // The intermediate into its place: the gate-up codes' (their copies have all landed, each
+  // was waited for above), or with dn_after_gu its own; a skipped slot's columns are zeros,
+  // never read.
   // With it, the intermediate's sums over each 128-k block (16 chunks: a half-warp's, whole
   // half-warps in range since I / 8 is a multiple of 16).
-  T* const hs = reinterpret_cast<T*>(gu_codes);
+  T* const hs = reinterpret_cast<T*>(kDnAfterGu ? smem + plan.inter : gu_codes);
   {
     const int chunks = static_cast<int>(topk * I / 8), slot_chunks = static_cast<int>(I / 8);
     for (int t = tid; t - lane < chunks; t += kThreads) {
@@ -462,8 +476,12 @@ cudaError_t launch_wna16_one_token_layer(const OneTokenLayerParams& p, cudaStrea
       reinterpret_cast<uintptr_t>(p.intermediate) % 16 != 0) {
     return cudaErrorInvalidValue;
   }
-  return p.elem == ElemType::kBF16 ? launch_layer<wna16_one_token_layer_kernel<__nv_bfloat16>>(p, plan, stream)
-                                   : launch_layer<wna16_one_token_layer_kernel<__half>>(p, plan, stream);
+  if (plan.dn_after_gu) {
+    return p.elem == ElemType::kBF16 ? launch_layer<wna16_one_token_layer_kernel<__nv_bfloat16, true>>(p, plan, stream)
+                                     : launch_layer<wna16_one_token_layer_kernel<__half, true>>(p, plan, stream);
+  }
+  return p.elem == ElemType::kBF16 ? launch_layer<wna16_one_token_layer_kernel<__nv_bfloat16, false>>(p, plan, stream)
+                                   : launch_layer<wna16_one_token_layer_kernel<__half, false>>(p, plan, stream);
 }
 
 }  // namespace fusedmoe::kernels

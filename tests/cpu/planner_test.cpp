@@ -607,9 +607,14 @@ TEST(Planner, OneTokenInt4LayerWhereItsWeightsFitSharedMemory) {
   EXPECT_TRUE(one_token_layer(make_shape(1, 2048, 768, 128, kOneTokenLayerMinTopk), g128, false, kSms));
   EXPECT_TRUE(one_token_layer(make_shape(1, 2048, 1408, 64, 6), g128, false, kSms));
   EXPECT_TRUE(one_token_layer(make_shape(1, 1024, 768, 16, 3), integer_quant(WeightFormat::kGPTQ, 4, 256, false), false, kSms));
-  // Not: Qwen2 TP4 (249 KiB per CTA) and Mixtral (its gate-up share alone 896 KiB); two
-  // tokens; an expert map; act-order; int8; groups of 32 / 64 / 96; H or I off 128; dense, FP8.
-  EXPECT_FALSE(one_token_layer(make_shape(1, 3584, 640, 64, 8), g128, false, kSms));
+  // Both GEMMs' codes resident from the start where they fit; Qwen2 TP4's (249 KiB together)
+  // take turns: the down codes in the gate-up codes' place once that GEMM is done (184 KiB).
+  EXPECT_FALSE(one_token_layer_plan(make_shape(1, 2048, 768, 128, 8), g128, kSms).dn_after_gu);
+  EXPECT_FALSE(one_token_layer_plan(make_shape(1, 7168, 256, 256, 8), g128, kSms).dn_after_gu);
+  EXPECT_TRUE(one_token_layer(make_shape(1, 3584, 640, 64, 8), g128, false, kSms));
+  EXPECT_TRUE(one_token_layer_plan(make_shape(1, 3584, 640, 64, 8), g128, kSms).dn_after_gu);
+  // Not: Mixtral (its gate-up share alone 896 KiB); two tokens; an expert map; act-order; int8;
+  // groups of 32 / 64 / 96; H or I off 128; dense, FP8.
   EXPECT_FALSE(one_token_layer(make_shape(1, 4096, 14336, 8, 2), g128, false, kSms));
   EXPECT_FALSE(one_token_layer(make_shape(2, 2048, 768, 128, 8), g128, false, kSms));
   EXPECT_FALSE(one_token_layer(make_shape(1, 2048, 768, 128, 8), g128, true, kSms));
@@ -626,15 +631,17 @@ TEST(Planner, OneTokenInt4LayerWhereItsWeightsFitSharedMemory) {
   EXPECT_FALSE(one_token_layer(make_shape(1, 1024, 320, 16, 8), channel, false, kSms));
   EXPECT_FALSE(one_token_layer(make_shape(1, 2048, 768, 128, 8), QuantParams(), false, kSms));
   EXPECT_FALSE(one_token_layer(make_shape(1, 2048, 768, 128, 8), fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup), false, kSms));
-  // Fewer SMs, larger shares: on 114 (an H100 PCIe) Qwen3 needs 236 KiB per CTA; Scout fits on 78.
-  EXPECT_FALSE(one_token_layer(make_shape(1, 2048, 768, 128, 8), g128, false, 114));
+  // Fewer SMs, larger shares: on 114 (an H100 PCIe) Qwen3 needs 236 KiB per CTA with both GEMMs'
+  // codes resident, so its down codes take the gate-up codes' place; Scout fits on 78.
+  EXPECT_TRUE(one_token_layer(make_shape(1, 2048, 768, 128, 8), g128, false, 114));
+  EXPECT_TRUE(one_token_layer_plan(make_shape(1, 2048, 768, 128, 8), g128, 114).dn_after_gu);
   EXPECT_TRUE(one_token_layer_plan(make_shape(1, 5120, 1024, 16, 1), g128, 78).fits);
 
   // The plan's invariants: every unit in exactly one CTA's range, at most gu_max / dn_max per
   // CTA; the shared-memory regions in order, 16-byte aligned, disjoint, within smem_bytes.
   const ProblemShape shapes[] = {make_shape(1, 2048, 768, 128, 8), make_shape(1, 7168, 256, 256, 8),
                                  make_shape(1, 5120, 1024, 16, 1), make_shape(1, 2048, 1408, 64, 6),
-                                 make_shape(1, 1024, 768, 16, 3)};
+                                 make_shape(1, 1024, 768, 16, 3),   make_shape(1, 3584, 640, 64, 8)};
   for (const ProblemShape& s : shapes) {
     for (int32_t sms : {78, 114, 132, 144}) {
       for (const QuantParams& q : {g128, channel}) {
@@ -657,9 +664,14 @@ TEST(Planner, OneTokenInt4LayerWhereItsWeightsFitSharedMemory) {
         EXPECT_LE(gu_most, p.gu_max);
         EXPECT_LE(dn_most, p.dn_max);
         const int64_t groups13 = quant_groups(q, s.hidden), groups2 = quant_groups(q, s.inter);
+        const int64_t gu = p.gu_max * p.gu_unit_bytes, dn = p.dn_max * s.topk * p.dn_slot_bytes, inter = s.topk * s.inter * 2;
+        // Resident: the intermediate in the gate-up codes' place, then the down codes; else the
+        // down codes in the gate-up codes' place, then the intermediate.
+        EXPECT_EQ(p.gu_codes, 0);
+        EXPECT_EQ(p.dn_after_gu ? p.dn_codes : p.inter, p.gu_codes);
         const int64_t ends[][2] = {
-            {p.gu_codes, std::max(p.gu_max * p.gu_unit_bytes, s.topk * s.inter * 2)},
-            {p.dn_codes, p.dn_max * s.topk * p.dn_slot_bytes},
+            {p.gu_codes, std::max(gu, p.dn_after_gu ? dn : inter)},
+            {p.dn_after_gu ? p.inter : p.dn_codes, p.dn_after_gu ? inter : dn},
             {p.gu_params, p.gu_max * groups13 * kernels::kOneTokenLayerGroupBytes},
             {p.dn_params, p.dn_max * s.topk * groups2 * kernels::kOneTokenLayerGroupBytes},
             {p.x, s.hidden * 2},

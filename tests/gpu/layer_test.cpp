@@ -1209,7 +1209,7 @@ TEST(OneTokenInt4Layer, OneLaunchAtBenchShapesAndEveryVariant) {
     EXPECT_TRUE(one_token_layer(c.shape, c.quant, false, sms)) << describe(c) << " on " << sms << " SMs";
     run_case(c);
   };
-  for (const char* name : {"qwen3_30b_a3b_tp1", "deepseek_v3_tp8"}) {
+  for (const char* name : {"qwen3_30b_a3b_tp1", "deepseek_v3_tp8", "qwen2_57b_a14b_tp4"}) {
     GpuCase c = bench_case(name, 1);
     c.quant = named_precision("w4a16_gptq");
     run(c);
@@ -1217,6 +1217,17 @@ TEST(OneTokenInt4Layer, OneLaunchAtBenchShapesAndEveryVariant) {
   GpuCase q3 = bench_case("qwen3_30b_a3b_tp1", 1);
   q3.quant = named_precision("w4a16_awq");
   run(q3);
+  // Qwen2 TP4: the down codes in the gate-up codes' place (dn_after_gu) on 132 SMs.
+  GpuCase q2 = bench_case("qwen2_57b_a14b_tp4", 1);
+  q2.quant = named_precision("w4a16_awq");
+  run(q2);
+  const std::string q2_routing = q2.routing;
+  q2.routing = "one_expert";
+  run(q2);
+  q2.routing = q2_routing;
+  q2.bad_ids = true;
+  q2.out_is_x = true;
+  run(q2);
   // DeepSeek-V2-Lite's experts (top-6, I = 1408: 11 blocks): the most shared memory of these.
   GpuCase lite = custom(1, 64, 2048, 1408, 6, "uniform");
   lite.quant = named_precision("w4a16_gptq_zp");
