@@ -608,7 +608,7 @@ TEST(Planner, OneTokenInt4LayerWhereItsWeightsFitSharedMemory) {
   EXPECT_TRUE(one_token_layer(make_shape(1, 2048, 1408, 64, 6), g128, false, kSms));
   EXPECT_TRUE(one_token_layer(make_shape(1, 1024, 768, 16, 3), integer_quant(WeightFormat::kGPTQ, 4, 256, false), false, kSms));
   // Both GEMMs' codes resident from the start where they fit; Qwen2 TP4's (249 KiB together)
-  // take turns: the down codes in the gate-up codes' place once that GEMM is done (184 KiB).
+  // take turns: the down codes in the gate-up codes' place once that GEMM is done (180 KiB).
   EXPECT_FALSE(one_token_layer_plan(make_shape(1, 2048, 768, 128, 8), g128, kSms).dn_after_gu);
   EXPECT_FALSE(one_token_layer_plan(make_shape(1, 7168, 256, 256, 8), g128, kSms).dn_after_gu);
   EXPECT_TRUE(one_token_layer(make_shape(1, 3584, 640, 64, 8), g128, false, kSms));
