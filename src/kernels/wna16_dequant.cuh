@@ -1,8 +1,8 @@
 // Pieces of the integer kernels' dequantization in registers (wna16_gemv.cu at decode,
-// wna16_one_token_layer.cu for one token, wna16_grouped_gemm.cu at large batch): codes become (magic + q) in both halves of a packed
-// pair of the activation type by a few bit operations, then exact integers q - zero by one
-// packed subtraction, and, where the weights are scaled before the MMA, (q - zero) * scale
-// rounded once (mul2_split).
+// wna16_one_token_layer.cu for one token, wna16_grouped_gemm.cu at large batch): codes become
+// (magic + q) in both halves of a packed pair of the activation type by a few bit operations,
+// then exact integers q - zero by one packed subtraction, and, where the weights are scaled
+// before the MMA, (q - zero) * scale rounded once (mul2_split).
 #pragma once
 
 #include <cuda_bf16.h>
