@@ -559,7 +559,14 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
       const kernels::GemvStaging staging = !gate_up && dense_down_ring(k, g.split_k)
                                                ? kernels::GemvStaging::kSharedRing
                                                : kernels::GemvStaging::kRegisters;
-      e = integer ? kernels::launch_wna16_gemv(g, v, stream)
+      // Tiles per warp (down): forced, or the planner's for its own split only
+      // (kernels::wna16_multi_tile_ok says where the kernel takes them).
+      static_assert(kMaxTilesPerWarp == kernels::kWna16MaxTilesPerWarp);
+      const int32_t tpw = !integer || gate_up          ? 1
+                          : args.tiles_per_warp_down > 0 ? args.tiles_per_warp_down
+                          : forced_split <= 0            ? wna16_tiles_per_warp(cfg, gate_up, sms)
+                                                         : 1;
+      e = integer ? kernels::launch_wna16_gemv(g, v, stream, tpw)
                   : kernels::launch_grouped_gemv(g, args.weights->gate_up_interleaved, staging, stream);
     }
     const char* kernel = fp8 ? "fp8_gemv" : integer ? "wna16_gemv" : "small_m_splitk";

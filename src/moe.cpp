@@ -62,6 +62,10 @@ Status check_split_k(const MoeArguments& args) {
                                     std::pair<const char*, int32_t>{"split_k_down", args.split_k_down}}) {
     if (!is_valid_split_k(value)) return invalid_argument(name, "0 (the planner's choice), 1, 2, 4 or 8", str(value));
   }
+  if (args.tiles_per_warp_down < 0 || args.tiles_per_warp_down > kMaxTilesPerWarp) {
+    return invalid_argument("tiles_per_warp_down", "0 (the planner's choice) to " + str(kMaxTilesPerWarp),
+                            str(args.tiles_per_warp_down));
+  }
   return Status();
 }
 

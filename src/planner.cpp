@@ -292,6 +292,12 @@ SmallMSplitRule gemv_split_rule(const QuantParams& q) {
   return kDenseSplitRule;
 }
 
+int32_t wna16_tiles_per_warp(const SmallMGemmConfig& cfg, bool gate_up, int32_t sm_count) {
+  if (gate_up || cfg.n_tiles != 1 || cfg.split_k > 2 || sm_count <= 0) return 1;
+  const int64_t wave = int64_t{kWna16SplitRule.resident_one_tile} * sm_count;
+  return cfg.ctas >= kWna16MultiTileMinWaves * wave ? kWna16DownTilesPerWarp : 1;
+}
+
 int64_t small_m_split_unit(const QuantParams& q, int64_t k) {
   if (!is_integer_format(q.format)) return 128;
   const int64_t groups = q.group_size > 0 ? (k + q.group_size - 1) / q.group_size : 1;

@@ -548,6 +548,20 @@ inline constexpr int64_t kFp8BlockWideMaxCtasPerSm = 2;
 /// for int4 or int8, fp8_gemv's for per-tensor / per-channel scales (128 x 128 blocks take
 /// choose_fp8_block_config).
 SmallMSplitRule gemv_split_rule(const QuantParams& quant);
+/// Row tiles each warp of wna16_gemv's one-n-tile GEMV streams (kernels::launch_wna16_gemv's
+/// tiles_per_warp) for the planner's config `cfg` of that GEMV: kWna16DownTilesPerWarp for
+/// down where its grid has at least kWna16MultiTileMinWaves waves of resident CTAs, else 1
+/// (gate-up, four or eight n-tiles and splits above 2 always). PERF.md v63: each CTA pays about
+/// 2 us of serial latency (launch, the expert lookups, the first bytes, the epilogue) that a
+/// warp carrying its ring from tile to tile pays once, but the several-tile kernel runs each
+/// tile 5-8% slower than the one-tile kernel. On the H100, against the one-tile kernel: down
+/// at T = 4 from 13 waves (DeepSeek-V3 TP8 M = 8-128) 0.91-0.985; at 2-7 waves (DeepSeek-V3 M
+/// = 2-4, Qwen2 M = 4-16, Qwen3 M = 64, Scout M = 64) 1.01-1.06 with T = 2-4; gate-up at T = 2
+/// 0.92-0.96 at Qwen2 M = 8-32 and Qwen3 M = 8-16 against the several-tile kernel at T = 1,
+/// but 1.03-1.09 at DeepSeek-V3 M = 32-64.
+inline constexpr int64_t kWna16MultiTileMinWaves = 8;
+inline constexpr int32_t kWna16DownTilesPerWarp = 4;
+int32_t wna16_tiles_per_warp(const SmallMGemmConfig& cfg, bool gate_up, int32_t sm_count);
 /// The k a small-M GEMV warp's K slice keeps per split (choose_small_m_config's split_k_unit)
 /// over a projection of K = k: wna16_gemv two pipeline stages (int4 2 x 128 k per stage where
 /// groups span whole 128-k blocks, else 128: kernels::wna16_stage_blocks), the dense GEMV 4

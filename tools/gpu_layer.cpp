@@ -100,6 +100,7 @@ Status GpuLayer::set_inputs(const MoeInputs& in, const ref::Routing* routing, Ke
   args_.path = path;
   args_.split_k_gate_up = split_k.gate_up;
   args_.split_k_down = split_k.down;
+  args_.tiles_per_warp_down = split_k.tiles_down;
   size_t bytes = 0;
   st = workspace_size(args_, &bytes);
   if (!st.ok()) return st;

@@ -12,6 +12,7 @@ namespace fusedmoe::tools {
 struct SplitK {
   int32_t gate_up = 0;  ///< 0: the planner's
   int32_t down = 0;
+  int32_t tiles_down = 0;  ///< MoeArguments::tiles_per_warp_down (tests; 0: the planner's)
 
   bool forced() const { return gate_up > 0 || down > 0; }
   /// "" when nothing is forced, "N" when both GEMVs take N, else "G,D".

@@ -118,7 +118,14 @@ struct MoeArguments {
   /// default, fast without tuning); 1, 2, 4 or 8 forces it, for benchmarks and tuning.
   int32_t split_k_gate_up = 0;
   int32_t split_k_down = 0;
+  /// Row tiles each warp of the integer (int4/int8) small-M down GEMV streams, its pipeline
+  /// carried from tile to tile: 0 lets the planner choose (the default); 1 to 8 forces it, for
+  /// benchmarks, tuning and tests. It applies where that GEMV runs one 8-token tile per pass at
+  /// split-K 1 or 2 over whole 16-row tiles (H a multiple of 16), after align; elsewhere 1.
+  int32_t tiles_per_warp_down = 0;
 };
+/// The largest MoeArguments::tiles_per_warp_down.
+inline constexpr int32_t kMaxTilesPerWarp = 8;
 /// Whether `split_k` is a value MoeArguments::split_k_gate_up / split_k_down take: 0, 1, 2, 4 or 8.
 inline bool is_valid_split_k(int64_t split_k) {
   return split_k == 0 || split_k == 1 || split_k == 2 || split_k == 4 || split_k == 8;

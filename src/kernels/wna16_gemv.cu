@@ -2,6 +2,8 @@
 // one launch per GEMM for all experts (the int counterpart of small_m_splitk, same grid, CTA
 // split-K and epilogue: gemv_common.cuh).
 //
+// Several tiles a warp (kMultiTile, the down GEMV at grids of many waves): see the kernel.
+//
 // Streaming: int4 codes are a quarter of bf16's bytes per k, so a lane needs four times the
 // k in flight to keep HBM busy, more than registers hold. Each warp therefore runs its own
 // kStages-deep cp.async ring in shared memory: a stage is kUnroll 128-k blocks of the warp's
@@ -189,11 +191,12 @@ __device__ __forceinline__ int zero_at(const GroupParams& gp, bool hi, int row) 
 // as above; the warps' products meet in shared memory (gemv::OneTokenSums). A warp with no live
 // expert copies nothing and runs one empty pass, so that every warp reaches the CTA's barrier.
 template <typename T, int kBits, int kGroupsPerBlock, int kSplitK, int kNTiles, bool kGateUp, bool kSharedX,
-          bool kOneToken = false>
+          bool kOneToken = false, bool kMultiTile = false>
 __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(GroupedGemvParams p, QuantWeightsView qw) {
   static_assert(!kSharedX || (kSplitK == 1 && (kNTiles == 4 || kNTiles == 8)), "shared x: four or eight n-tiles, no split");
   static_assert(kNTiles != 8 || kSharedX, "eight n-tiles: shared x");
   static_assert(!kOneToken || (!kGateUp && kNTiles == 1 && !kSharedX), "one token: down, one n-tile");
+  static_assert(!kMultiTile || (kNTiles == 1 && !kSharedX && !kOneToken), "tiles per warp: one n-tile, global x");
   // Eight n-tiles: the weights dequantized with their scales (kScaled, below).
   constexpr bool kScaled = kNTiles == 8;
   constexpr int kTokensPerPass = 8 * kNTiles;
@@ -217,6 +220,30 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   } else if (!w.template start<T>(p)) {
     return;  // waits for the predecessor where it must (down: later)
   }
+  // kMultiTile (launch_wna16_gemv's tiles_per_warp > 1; the grid's x shrunk to match, the tile
+  // count derived back from it): the warp streams n_tpw row tiles, tile0, + kUnitRows, ..., as
+  // one slice of n_tpw x stages stages, the ring carried across (each tile's first stages
+  // copied under the last of the tile before), each tile its own epilogue; tiles from n_valid
+  // on lie past n_out, copy nothing and store nothing. The launcher takes it only where every
+  // tile below n_out is whole (down: n_out a multiple of 16), so that a tile's sources are the
+  // one before's plus a fixed step. PERF.md v63: each CTA pays about 2 us of serial latency
+  // (launch, the expert lookups, the first bytes, the epilogue), which a warp pays once so.
+  constexpr int kRowTiles = gemv::kWarps / kSplitK;
+  constexpr int kUnitRows = kGateUp ? 8 : 16;
+  int n_tpw = 1, n_valid = 1;
+  if constexpr (kMultiTile) {
+    const int64_t groups = (grouped_gemv_tiles(kGateUp, p.n_out) + kRowTiles - 1) / kRowTiles;
+    n_tpw = static_cast<int>((groups + gridDim.x - 1) / gridDim.x);
+    // tile 0's rows, as WarpPlace::init places them
+    w.unit0 = (static_cast<int64_t>(blockIdx.x) * kRowTiles + w.tile) * n_tpw * kUnitRows;
+    const int64_t left = (p.n_out - w.unit0 + kUnitRows - 1) / kUnitRows;
+    n_valid = left < 0 ? 0 : left < n_tpw ? static_cast<int>(left) : n_tpw;
+    const int64_t u_lo = w.unit0 + w.g < p.n_out ? w.unit0 + w.g : p.n_out - 1;
+    const int64_t u_hi = kGateUp ? u_lo : (w.unit0 + 8 + w.g < p.n_out ? w.unit0 + 8 + w.g : p.n_out - 1);
+    w.row_lo = kGateUp ? gate_up_row(u_lo, false, p.n_out, false) : u_lo;
+    w.row_hi = kGateUp ? gate_up_row(u_hi, true, p.n_out, false) : u_hi;
+  }
+  const int64_t tile0 = w.unit0;
   const int64_t K = p.k;
   const int64_t rows = kGateUp ? 2 * p.n_out : p.n_out;
   const int64_t row_words = quant_row_words(K, kBits);
@@ -243,6 +270,7 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   int p_bytes = 0;
   const char* p_src = nullptr;  // source of group 0
   uint32_t p_stride = 0;        // bytes from one group to the next
+  int p_tile_step = 0;          // kMultiTile: bytes from one tile's source to the next's
   if (pu < kGpb) {
     const int64_t run_row = (part & 2) != 0 || part == 5 ? run_hi : run_lo;
     if (part < 4 && ((part & 1) == 0 || qw.scale_type == ScaleType::kFP32)) {
@@ -250,11 +278,13 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
       p_bytes = 16;
       p_src = static_cast<const char*>(qw.scales) + (group0 + run_row) * sb + 16 * (part & 1);
       p_stride = static_cast<uint32_t>(rows * sb);
+      p_tile_step = kUnitRows * sb;
     } else if (part >= 4 && part < 6 && qw.zeros != nullptr) {
       constexpr int zb = kBits == 4 ? 1 : 2;  // bytes per zero point
       p_bytes = 8 * zb;
       p_src = static_cast<const char*>(qw.zeros) + (group0 + run_row) * zb;
       p_stride = static_cast<uint32_t>(rows * zb);
+      p_tile_step = kUnitRows * zb;
     }
   }
   // kGpb == 4: step u of block j is in group (4j + u) >> spg_shift; kGpb == 1: blocks per
@@ -318,13 +348,19 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   const int ring_read = kVecs == 1 ? w.lane : ring_slot(2 * w.q, w.g);  // ring_read ^ v: chunk 2q + v
   const uint32_t param_s = opaque_u32(
       static_cast<uint32_t>(__cvta_generic_to_shared(params + (pu < kGpb ? pu : 0))) + 16 * part);
-  const uint4* c_first = opaque(c_lo + b_begin * (4 * kVecs));  // the slice's first chunk
+  const uint4* const c_first0 = opaque(c_lo + b_begin * (4 * kVecs));  // the slice's first chunk
+  const char* const p_src0 = p_src;
+  const uint4* c_first = c_first0;
+  // kMultiTile: the issue side's tile it and its stage is (stages issued in order from 0 each
+  // pass), the sources stepping a tile at a time.
+  int it = 0, is = 0;
+  const int64_t c_tile_step = kUnitRows * row_words / 4;  // uint4
   auto issue = [&](int st, bool with_x) {
     const uint32_t slot = static_cast<uint32_t>(st) % kRing;
 #pragma unroll
     for (int i = 0; i < kUnroll; ++i) {
-      const int jr = st * kUnroll + i;  // block within the slice
-      if (b_begin + jr < b_end) {
+      const int jr = (kMultiTile ? is : st) * kUnroll + i;  // block within the slice
+      if ((!kMultiTile || it < n_valid) && b_begin + jr < b_end) {
         const uint32_t dst = ring_s + (slot * kUnroll + i) * kStageChunkBytes;
         const uint4* src = c_first + jr * (4 * kVecs);
 #pragma unroll
@@ -343,6 +379,16 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
         if (kGpb == 1 && ++ir == bpg) ir = 0, ++ig;
       }
     }
+    if constexpr (kMultiTile) {
+      if (++is == stages) {  // the next tile's stages follow
+        is = 0;
+        ++it;
+        c_first += c_tile_step;
+        p_src += p_tile_step;
+        ig = first_group;
+        ir = first_rem;
+      }
+    }
     if constexpr (kSharedX) {
       if (with_x) issue_x(st);
     }
@@ -358,6 +404,11 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     }
     ig = first_group;
     ir = first_rem;
+    if constexpr (kMultiTile) {
+      it = is = 0;
+      c_first = c_first0;
+      p_src = p_src0;
+    }
 #pragma unroll
     for (int st = 0; st < kRing - 1; ++st) issue(st, false);
     w.wait_for_activations(c0);
@@ -399,152 +450,168 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
     // sank them below it again).
     constexpr bool kEarlyX = !kSharedX && kNTiles == 1;
     uint4 x_early[kUnroll][4];
-    auto load_early = [&](int st, int i) {
+    auto load_early = [&](int sj, bool valid, int i) {  // block i of a tile's stage sj
       if constexpr (kEarlyX) {
-        const int j = b_begin + st * kUnroll + i;
+        const int j = b_begin + sj * kUnroll + i;
         const int k_left = kk - 128 * j - 8 * w.q;
-        if (st < stages) {
+        if (valid) {
 #pragma unroll
           for (int u = 0; u < 4; ++u) x_early[i][u] = load_act_if(xv[0] + 16 * j + 4 * u, j < b_end && 32 * u < k_left);
         }
       }
     };
 #pragma unroll
-    for (int i = 0; i < kUnroll; ++i) load_early(0, i);
-    for (int st = 0; st < stages; ++st) {
-      // This thread's copies of stage st have landed; then so have the other lanes' (threads'),
-      // and slot (st - 1) is free.
-      if constexpr (kSharedX) {
-        if (st == 0) {
-          cp_async_wait<0>();  // the first stages' x came in the last group
+    for (int i = 0; i < kUnroll; ++i) load_early(0, 0 < stages, i);
+    // kMultiTile: stage cs of tile ct is the pass's stage st (its ring slot st % kRing).
+    for (int ct = 0; ct < n_tpw; ++ct) {
+      for (int cs = 0; cs < stages; ++cs) {
+        const int st = kMultiTile ? ct * stages + cs : cs;
+        // This thread's copies of stage st have landed; then so have the other lanes' (threads'),
+        // and slot (st - 1) is free.
+        if constexpr (kSharedX) {
+          if (st == 0) {
+            cp_async_wait<0>();  // the first stages' x came in the last group
+          } else {
+            cp_async_wait<kRing - 2>();
+          }
+          __syncthreads();
         } else {
           cp_async_wait<kRing - 2>();
+          __syncwarp();
         }
-        __syncthreads();
-      } else {
-        cp_async_wait<kRing - 2>();
-        __syncwarp();
-      }
-      issue(st + kRing - 1, true);
-      const int slot = st % kRing;
+        issue(st + kRing - 1, true);
+        const int slot = st % kRing;
 #pragma unroll
-      for (int i = 0; i < kUnroll; ++i) {
-        const int j = b_begin + st * kUnroll + i;
-        const bool block_ok = j < b_end;
-        // kSharedX: past the slice's end (uniform) the slot may hold no x at all; inside it, x's
-        // ring is zero past K and past the expert's tokens, so its loads need no predicate.
-        if (kSharedX && !block_ok) break;
-        const int k_left = kk - 128 * j - 8 * w.q;  // step u is inside K when 32 u < k_left
-        uint4 lo[kVecs], hi[kVecs];
+        for (int i = 0; i < kUnroll; ++i) {
+          const int j = b_begin + cs * kUnroll + i;  // (cs = st but with several tiles a warp)
+          const bool block_ok = j < b_end;
+          // kSharedX: past the slice's end (uniform) the slot may hold no x at all; inside it, x's
+          // ring is zero past K and past the expert's tokens, so its loads need no predicate.
+          if (kSharedX && !block_ok) break;
+          const int k_left = kk - 128 * j - 8 * w.q;  // step u is inside K when 32 u < k_left
+          uint4 lo[kVecs], hi[kVecs];
 #pragma unroll
-        for (int v = 0; v < kVecs; ++v) {
-          const uint4* src = ring + (slot * kUnroll + i) * 2 * kVecs * 32 + (ring_read ^ v);
-          lo[v] = src[0];
-          hi[v] = src[kVecs * 32];
-        }
-        const GroupParams* gps = params + (slot * kUnroll + i) * kGpb;
-        uint32_t z_lo[kGpb], z_hi[kGpb];
-        float s_lo[kGpb], s_hi[kGpb];
-        uint32_t s2_lo[kGpb][2], s2_hi[kGpb][2];  // kScaled: the scales as packed pairs of T, hi and lo
-#pragma unroll
-        for (int u = 0; u < kGpb; ++u) {
-          const int zl = has_zeros ? zero_at<kBits>(gps[u], false, w.g) : 1 << (kBits - 1);
-          const int zh = has_zeros ? zero_at<kBits>(gps[u], true, w.g) : 1 << (kBits - 1);
-          if constexpr (kFold) {
-            z_lo[u] = __float_as_uint(magic_float(zl));
-            z_hi[u] = __float_as_uint(magic_float(zh));
-          } else {
-            z_lo[u] = zero_operand<T, kBits>(zl);
-            z_hi[u] = zero_operand<T, kBits>(zh);
+          for (int v = 0; v < kVecs; ++v) {
+            const uint4* src = ring + (slot * kUnroll + i) * 2 * kVecs * 32 + (ring_read ^ v);
+            lo[v] = src[0];
+            hi[v] = src[kVecs * 32];
           }
-          // Past the slice the ring holds stale bytes: select 0, never multiply them.
-          s_lo[u] = block_ok ? scale_at(gps[u], false, w.g, qw.scale_type) : 0.0f;
-          s_hi[u] = block_ok ? scale_at(gps[u], true, w.g, qw.scale_type) : 0.0f;
-          if constexpr (kScaled) {
-            pack2_split<T>(s_lo[u], &s2_lo[u][0], &s2_lo[u][1]);
-            pack2_split<T>(s_hi[u], &s2_hi[u][0], &s2_hi[u][1]);
-          }
-        }
-        bool block_ends_group = false;
-        if (kGpb == 1 && block_ok && ++cr == bpg) cr = 0, block_ends_group = true;
-        const uint4* xb[kNTiles];
-        if constexpr (!kSharedX) {
+          const GroupParams* gps = params + (slot * kUnroll + i) * kGpb;
+          uint32_t z_lo[kGpb], z_hi[kGpb];
+          float s_lo[kGpb], s_hi[kGpb];
+          uint32_t s2_lo[kGpb][2], s2_hi[kGpb][2];  // kScaled: the scales as packed pairs of T, hi and lo
 #pragma unroll
-          for (int nt = 0; nt < kNTiles; ++nt) xb[nt] = xv[nt] + 16 * j;
-        }
-        // kSharedX: this lane's fragment of token row g of the block (chunk 4 u + q, swizzled).
-        const uint32_t xs = x_lane_s + (slot * kUnroll + i) * L::kXBlockBytes;
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-          const int gu = kGpb == 1 ? 0 : u;  // compile-time index
-          const bool ok = block_ok && 32 * u < k_left;
-          uint32_t words_lo[kVecs == 1 ? 1 : 2], words_hi[kVecs == 1 ? 1 : 2];
-          if constexpr (kBits == 4) {
-            words_lo[0] = u == 0 ? lo[0].x : u == 1 ? lo[0].y : u == 2 ? lo[0].z : lo[0].w;
-            words_hi[0] = u == 0 ? hi[0].x : u == 1 ? hi[0].y : u == 2 ? hi[0].z : hi[0].w;
-          } else {
-            const uint4& vl = lo[u >> 1];
-            const uint4& vh = hi[u >> 1];
-            words_lo[0] = (u & 1) ? vl.z : vl.x;
-            words_lo[1] = (u & 1) ? vl.w : vl.y;
-            words_hi[0] = (u & 1) ? vh.z : vh.x;
-            words_hi[1] = (u & 1) ? vh.w : vh.y;
-          }
-          uint32_t a_lo[4], a_hi[4];
-          dequant_step<T, kBits, kFold>(words_lo, z_lo[gu], a_lo);
-          dequant_step<T, kBits, kFold>(words_hi, z_hi[gu], a_hi);
-          if constexpr (kScaled) {
-#pragma unroll
-            for (int r = 0; r < 4; ++r) {
-              a_lo[r] = mul2_split<T>(a_lo[r], s2_lo[gu][0], s2_lo[gu][1]);
-              a_hi[r] = mul2_split<T>(a_hi[r], s2_hi[gu][0], s2_hi[gu][1]);
-            }
-          }
-#pragma unroll
-          for (int nt = 0; nt < kNTiles; ++nt) {
-            if (nt >= 4 && !upper) continue;  // eight n-tiles: the second half has no token
-            const uint4 x = kSharedX             ? gemv::ld_shared16(xs + nt * 8 * 256 + ((64 * u) ^ x_swz))
-                            : kEarlyX           ? x_early[i][u]
-                                                : load_act_if(xb[nt] + 4 * u, ok);
-            float (&sum)[4] = kScaled ? acc[nt] : part_sum[nt];
-            mma_16816<T>(sum, a_lo[0], a_hi[0], a_lo[1], a_hi[1], x.x, x.y);
-            mma_16816<T>(sum, a_lo[2], a_hi[2], a_lo[3], a_hi[3], x.z, x.w);
+          for (int u = 0; u < kGpb; ++u) {
+            const int zl = has_zeros ? zero_at<kBits>(gps[u], false, w.g) : 1 << (kBits - 1);
+            const int zh = has_zeros ? zero_at<kBits>(gps[u], true, w.g) : 1 << (kBits - 1);
             if constexpr (kFold) {
-              constexpr uint32_t one = IntMagic<T>::kOne;
-              mma_16816<T>(xsum[nt], one, one, one, one, x.x, x.y);
-              mma_16816<T>(xsum[nt], one, one, one, one, x.z, x.w);
+              z_lo[u] = __float_as_uint(magic_float(zl));
+              z_hi[u] = __float_as_uint(magic_float(zh));
+            } else {
+              z_lo[u] = zero_operand<T, kBits>(zl);
+              z_hi[u] = zero_operand<T, kBits>(zh);
+            }
+            // Past the slice the ring holds stale bytes: select 0, never multiply them.
+            s_lo[u] = block_ok ? scale_at(gps[u], false, w.g, qw.scale_type) : 0.0f;
+            s_hi[u] = block_ok ? scale_at(gps[u], true, w.g, qw.scale_type) : 0.0f;
+            if constexpr (kScaled) {
+              pack2_split<T>(s_lo[u], &s2_lo[u][0], &s2_lo[u][1]);
+              pack2_split<T>(s_hi[u], &s2_hi[u][0], &s2_hi[u][1]);
             }
           }
-          // Step u ends its group, or the slice: scale the group's sums into the result.
-          const bool last = u == 3 && j + 1 >= b_end;
-          const bool group_end = kGpb == 4 ? (u & spg_shift) == spg_shift : u == 3 && block_ends_group;
-          if (!kScaled && (group_end || last)) {
+          bool block_ends_group = false;
+          if (kGpb == 1 && block_ok && ++cr == bpg) cr = 0, block_ends_group = true;
+          const uint4* xb[kNTiles];
+          if constexpr (!kSharedX) {
+#pragma unroll
+            for (int nt = 0; nt < kNTiles; ++nt) xb[nt] = xv[nt] + 16 * j;
+          }
+          // kSharedX: this lane's fragment of token row g of the block (chunk 4 u + q, swizzled).
+          const uint32_t xs = x_lane_s + (slot * kUnroll + i) * L::kXBlockBytes;
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int gu = kGpb == 1 ? 0 : u;  // compile-time index
+            const bool ok = block_ok && 32 * u < k_left;
+            uint32_t words_lo[kVecs == 1 ? 1 : 2], words_hi[kVecs == 1 ? 1 : 2];
+            if constexpr (kBits == 4) {
+              words_lo[0] = u == 0 ? lo[0].x : u == 1 ? lo[0].y : u == 2 ? lo[0].z : lo[0].w;
+              words_hi[0] = u == 0 ? hi[0].x : u == 1 ? hi[0].y : u == 2 ? hi[0].z : hi[0].w;
+            } else {
+              const uint4& vl = lo[u >> 1];
+              const uint4& vh = hi[u >> 1];
+              words_lo[0] = (u & 1) ? vl.z : vl.x;
+              words_lo[1] = (u & 1) ? vl.w : vl.y;
+              words_hi[0] = (u & 1) ? vh.z : vh.x;
+              words_hi[1] = (u & 1) ? vh.w : vh.y;
+            }
+            uint32_t a_lo[4], a_hi[4];
+            dequant_step<T, kBits, kFold>(words_lo, z_lo[gu], a_lo);
+            dequant_step<T, kBits, kFold>(words_hi, z_hi[gu], a_hi);
+            if constexpr (kScaled) {
+#pragma unroll
+              for (int r = 0; r < 4; ++r) {
+                a_lo[r] = mul2_split<T>(a_lo[r], s2_lo[gu][0], s2_lo[gu][1]);
+                a_hi[r] = mul2_split<T>(a_hi[r], s2_hi[gu][0], s2_hi[gu][1]);
+              }
+            }
 #pragma unroll
             for (int nt = 0; nt < kNTiles; ++nt) {
+              if (nt >= 4 && !upper) continue;  // eight n-tiles: the second half has no token
+              const uint4 x = kSharedX             ? gemv::ld_shared16(xs + nt * 8 * 256 + ((64 * u) ^ x_swz))
+                              : kEarlyX           ? x_early[i][u]
+                                                  : load_act_if(xb[nt] + 4 * u, ok);
+              float (&sum)[4] = kScaled ? acc[nt] : part_sum[nt];
+              mma_16816<T>(sum, a_lo[0], a_hi[0], a_lo[1], a_hi[1], x.x, x.y);
+              mma_16816<T>(sum, a_lo[2], a_hi[2], a_lo[3], a_hi[3], x.z, x.w);
               if constexpr (kFold) {
-                const float zl = __uint_as_float(z_lo[gu]), zh = __uint_as_float(z_hi[gu]);
-                part_sum[nt][0] = fmaf(-zl, xsum[nt][0], part_sum[nt][0]);
-                part_sum[nt][1] = fmaf(-zl, xsum[nt][1], part_sum[nt][1]);
-                part_sum[nt][2] = fmaf(-zh, xsum[nt][2], part_sum[nt][2]);
-                part_sum[nt][3] = fmaf(-zh, xsum[nt][3], part_sum[nt][3]);
+                constexpr uint32_t one = IntMagic<T>::kOne;
+                mma_16816<T>(xsum[nt], one, one, one, one, x.x, x.y);
+                mma_16816<T>(xsum[nt], one, one, one, one, x.z, x.w);
               }
-              acc[nt][0] += s_lo[gu] * part_sum[nt][0];
-              acc[nt][1] += s_lo[gu] * part_sum[nt][1];
-              acc[nt][2] += s_hi[gu] * part_sum[nt][2];
-              acc[nt][3] += s_hi[gu] * part_sum[nt][3];
+            }
+            // Step u ends its group, or the slice: scale the group's sums into the result.
+            const bool last = u == 3 && j + 1 >= b_end;
+            const bool group_end = kGpb == 4 ? (u & spg_shift) == spg_shift : u == 3 && block_ends_group;
+            if (!kScaled && (group_end || last)) {
 #pragma unroll
-              for (int r = 0; r < 4; ++r) part_sum[nt][r] = xsum[nt][r] = 0.0f;
+              for (int nt = 0; nt < kNTiles; ++nt) {
+                if constexpr (kFold) {
+                  const float zl = __uint_as_float(z_lo[gu]), zh = __uint_as_float(z_hi[gu]);
+                  part_sum[nt][0] = fmaf(-zl, xsum[nt][0], part_sum[nt][0]);
+                  part_sum[nt][1] = fmaf(-zl, xsum[nt][1], part_sum[nt][1]);
+                  part_sum[nt][2] = fmaf(-zh, xsum[nt][2], part_sum[nt][2]);
+                  part_sum[nt][3] = fmaf(-zh, xsum[nt][3], part_sum[nt][3]);
+                }
+                acc[nt][0] += s_lo[gu] * part_sum[nt][0];
+                acc[nt][1] += s_lo[gu] * part_sum[nt][1];
+                acc[nt][2] += s_hi[gu] * part_sum[nt][2];
+                acc[nt][3] += s_hi[gu] * part_sum[nt][3];
+#pragma unroll
+                for (int r = 0; r < 4; ++r) part_sum[nt][r] = xsum[nt][r] = 0.0f;
+              }
             }
           }
+          // the next stage's block i, now that this one has taken its x (kMultiTile: maybe the
+          // next tile's first)
+          if constexpr (kMultiTile) {
+            load_early(cs + 1 == stages ? 0 : cs + 1, st + 1 < n_tpw * stages, i);
+          } else {
+            load_early(st + 1, st + 1 < stages, i);
+          }
         }
-        load_early(st + 1, i);  // the next stage's block i, now that this one has taken its x
       }
-    }
-    cp_async_wait<0>();
-    if constexpr (kOneToken) {
-      s_sums.add(p, w, acc[0]);  // one pass: at most 8 pairs
-    } else {
-      gemv::finish_pass<T, kSplitK, kNTiles, kGateUp>(p, w, c0, acc, s_partial);
+      if (ct + 1 == n_tpw) cp_async_wait<0>();  // the pass's last tile
+      if constexpr (kOneToken) {
+        s_sums.add(p, w, acc[0]);  // one pass: at most 8 pairs
+      } else {
+        if constexpr (kMultiTile) w.unit0 = tile0 + ct * kUnitRows;
+        gemv::finish_pass<T, kSplitK, kNTiles, kGateUp>(p, w, c0, acc, s_partial);
+      }
+      if constexpr (kMultiTile) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[0][i] = part_sum[0][i] = xsum[0][i] = 0.0f;
+        cr = first_rem;
+      }
     }
   }
   if constexpr (kOneToken) {
@@ -568,8 +635,23 @@ cudaError_t launch_ring(size_t smem, const GroupedGemvParams& p, const QuantWeig
   return launch_ring<kKernel>(smem, p, w, stream, gemv::grid_for(p));
 }
 
+// One n-tile with `tpw` row tiles per warp (> 1; split 1 or 2): the grid's x shrunk to match,
+// from which the kernel derives tpw back (kMultiTile).
+template <typename T, int kBits, int kGpb, bool kGateUp>
+cudaError_t launch_multi_tile(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream, int tpw) {
+  const size_t smem = StageLayout<T, kBits, kGpb, false, 1>::kCtaBytes;
+  const dim3 unit = gemv::grid_for(p);
+  const dim3 grid((unit.x + tpw - 1) / tpw, unit.y);
+  return p.split_k == 1
+             ? launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, 1, kGateUp, false, false, true>>(smem, p, w, stream, grid)
+             : launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 2, 1, kGateUp, false, false, true>>(smem, p, w, stream, grid);
+}
+
 template <typename T, int kBits, int kGpb, int kNTiles, bool kGateUp>
-cudaError_t launch_tiles(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+cudaError_t launch_tiles(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream, int tpw) {
+  if constexpr (kNTiles == 1) {
+    if (tpw > 1) return launch_multi_tile<T, kBits, kGpb, kGateUp>(p, w, stream, tpw);
+  }
   if constexpr (kNTiles == 8) {  // eight n-tiles: unsplit, shared x
     if (p.split_k != 1) return cudaErrorInvalidValue;
     return launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, 8, kGateUp, true>>(
@@ -592,22 +674,24 @@ cudaError_t launch_tiles(const GroupedGemvParams& p, const QuantWeightsView& w, 
 }
 
 template <typename T, int kBits, int kGpb>
-cudaError_t launch_groups(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
+cudaError_t launch_groups(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream, int tpw) {
   if (p.n_tiles == 1) {
-    return p.gate_up ? launch_tiles<T, kBits, kGpb, 1, true>(p, w, stream) : launch_tiles<T, kBits, kGpb, 1, false>(p, w, stream);
+    return p.gate_up ? launch_tiles<T, kBits, kGpb, 1, true>(p, w, stream, tpw)
+                     : launch_tiles<T, kBits, kGpb, 1, false>(p, w, stream, tpw);
   }
   if (p.n_tiles == 4) {
-    return p.gate_up ? launch_tiles<T, kBits, kGpb, 4, true>(p, w, stream) : launch_tiles<T, kBits, kGpb, 4, false>(p, w, stream);
+    return p.gate_up ? launch_tiles<T, kBits, kGpb, 4, true>(p, w, stream, 1) : launch_tiles<T, kBits, kGpb, 4, false>(p, w, stream, 1);
   }
   if (p.n_tiles == 8) {  // eight n-tiles (PERF.md v49, int4 from v53)
-    return p.gate_up ? launch_tiles<T, kBits, kGpb, 8, true>(p, w, stream) : launch_tiles<T, kBits, kGpb, 8, false>(p, w, stream);
+    return p.gate_up ? launch_tiles<T, kBits, kGpb, 8, true>(p, w, stream, 1) : launch_tiles<T, kBits, kGpb, 8, false>(p, w, stream, 1);
   }
   return cudaErrorInvalidValue;
 }
 
 template <typename T, int kBits>
-cudaError_t launch_bits(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
-  return wna16_block_groups(w.groups, w.group_size) ? launch_groups<T, kBits, 1>(p, w, stream) : launch_groups<T, kBits, 4>(p, w, stream);
+cudaError_t launch_bits(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream, int tpw) {
+  return wna16_block_groups(w.groups, w.group_size) ? launch_groups<T, kBits, 1>(p, w, stream, tpw)
+                                                    : launch_groups<T, kBits, 4>(p, w, stream, tpw);
 }
 
 // One token's down GEMV with the combine (kOneToken): one CTA per 16 rows of out, its 8 warps
@@ -636,12 +720,15 @@ bool gemv_args_ok(const GroupedGemvParams& p, const QuantWeightsView& w) {
 
 }  // namespace
 
-cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
-  if (!gemv_args_ok(p, w)) return cudaErrorInvalidValue;
+cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream,
+                              int32_t tiles_per_warp) {
+  if (!gemv_args_ok(p, w) || tiles_per_warp < 1 || tiles_per_warp > kWna16MaxTilesPerWarp) return cudaErrorInvalidValue;
+  // Several tiles per warp where the kernel has them (wna16_multi_tile_ok); else one.
+  const int tpw = wna16_multi_tile_ok(p) ? tiles_per_warp : 1;
   if (p.elem == ElemType::kBF16) {
-    return w.bits == 4 ? launch_bits<__nv_bfloat16, 4>(p, w, stream) : launch_bits<__nv_bfloat16, 8>(p, w, stream);
+    return w.bits == 4 ? launch_bits<__nv_bfloat16, 4>(p, w, stream, tpw) : launch_bits<__nv_bfloat16, 8>(p, w, stream, tpw);
   }
-  return w.bits == 4 ? launch_bits<__half, 4>(p, w, stream) : launch_bits<__half, 8>(p, w, stream);
+  return w.bits == 4 ? launch_bits<__half, 4>(p, w, stream, tpw) : launch_bits<__half, 8>(p, w, stream, tpw);
 }
 
 cudaError_t launch_wna16_one_token_down(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {

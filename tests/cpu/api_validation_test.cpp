@@ -214,6 +214,14 @@ TEST(ApiValidation, ValidCallsWithoutKernelAreNotImplemented) {
   args.split_k_gate_up = 4;
   EXPECT_EQ(can_implement(args).code(), StatusCode::kNotImplemented);
   args.split_k_gate_up = 0;
+  for (int32_t bad : {-1, kMaxTilesPerWarp + 1}) {
+    args.tiles_per_warp_down = bad;
+    expect_invalid(can_implement(args),
+                   "tiles_per_warp_down: expected 0 (the planner's choice) to 8, got " + std::to_string(bad));
+  }
+  args.tiles_per_warp_down = kMaxTilesPerWarp;
+  EXPECT_EQ(can_implement(args).code(), StatusCode::kNotImplemented);
+  args.tiles_per_warp_down = 0;
   pw.shape.inter = 64;
   expect_invalid(can_implement(args), "weights.shape (E, H, I): expected (8, 256, 128) as in inputs.shape, got (8, 256, 64)");
   args.weights = nullptr;

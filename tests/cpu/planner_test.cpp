@@ -992,6 +992,41 @@ TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
   EXPECT_EQ(choose_small_m_config(128, 1, 1, 512, 132, 128, kFp8SplitRule).split_k, 4);
 }
 
+TEST(Planner, Wna16TilesPerWarp) {
+  const auto down = [](int64_t max_active, int64_t pairs) {
+    // the bench shapes' down GEMV: DeepSeek-V3 TP8 (H = 7168: 448 tiles, K = 256)
+    return choose_small_m_config(448, max_active, pairs, 256, 132, 256, kWna16SplitRule);
+  };
+  // DeepSeek-V3 TP8 at M = 8 (64 experts x 56 CTAs = 3584, 13.6 waves of 264): four tiles a
+  // warp; M = 4 (1792 CTAs, 6.8 waves): one.
+  SmallMGemmConfig c = down(64, 64);
+  ASSERT_EQ(c.n_tiles, 1);
+  ASSERT_EQ(c.split_k, 1);
+  ASSERT_EQ(c.ctas, 3584);
+  EXPECT_EQ(wna16_tiles_per_warp(c, false, 132), kWna16DownTilesPerWarp);
+  EXPECT_EQ(wna16_tiles_per_warp(down(32, 32), false, 132), 1);
+  // 8 waves exactly: several tiles.
+  SmallMGemmConfig eight = c;
+  eight.ctas = kWna16MultiTileMinWaves * 264;
+  EXPECT_EQ(wna16_tiles_per_warp(eight, false, 132), kWna16DownTilesPerWarp);
+  --eight.ctas;
+  EXPECT_EQ(wna16_tiles_per_warp(eight, false, 132), 1);
+  // Gate-up keeps one; so does a grid of about one wave or less (Mixtral's down at M = 8: 8
+  // experts x 32 CTAs = 256).
+  EXPECT_EQ(wna16_tiles_per_warp(c, true, 132), 1);
+  const SmallMGemmConfig mixtral = choose_small_m_config(256, 8, 16, 14336, 132, 256, kWna16SplitRule);
+  EXPECT_EQ(mixtral.ctas, 256);
+  EXPECT_EQ(wna16_tiles_per_warp(mixtral, false, 132), 1);
+  // Only one n-tile at split 1 or 2.
+  SmallMGemmConfig four = c;
+  four.n_tiles = 4;
+  EXPECT_EQ(wna16_tiles_per_warp(four, false, 132), 1);
+  SmallMGemmConfig split4 = c;
+  split4.split_k = 4;
+  EXPECT_EQ(wna16_tiles_per_warp(split4, false, 132), 1);
+  EXPECT_EQ(wna16_tiles_per_warp(c, false, 0), 1);
+}
+
 TEST(Planner, Wna16SplitRules) {
   const auto expect_config = [](const SmallMGemmConfig& got, int32_t n_tiles, int32_t split_k, int64_t ctas) {
     EXPECT_EQ(got.n_tiles, n_tiles);

@@ -1363,6 +1363,34 @@ TEST(SmallMSplitK, EveryForcedSplitMatchesTheReference) {
   }
 }
 
+TEST(SmallMSplitK, ForcedTilesPerWarpMatchTheReference) {
+  REQUIRE_GPU();
+  // The integer down GEMV's warps streaming several row tiles (MoeArguments::tiles_per_warp_down;
+  // the planner takes 4 only at grids of 8 waves and more). H = 2048: 128 tiles of 16 rows in
+  // 16 (split 1) or 32 (split 2) groups a CTA's warps share, so that at T = 3 the last CTA's
+  // warps have a tile past H; split 1 and 2; int4 GPTQ with groups of 64 (four groups a block),
+  // AWQ with zero points, int8, fp16 at T = 3; 7 tokens top-2 and one expert taking every
+  // token (two passes of 8).
+  const GpuCase shapes[] = {custom(7, 16, 2048, 1408, 2, "softmax_topk_renormalize"),
+                            custom(12, 8, 2048, 512, 2, "one_expert")};
+  for (const GpuCase& shape : shapes) {
+    for (const char* precision : {"w4a16_gptq", "w4a16_awq", "w8a16_gptq"}) {
+      for (int32_t tiles : {2, 3, 8}) {
+        for (int32_t split : {1, 2}) {
+          SCOPED_TRACE(std::string(precision) + " tiles " + std::to_string(tiles) + " split " + std::to_string(split));
+          GpuCase c = shape;
+          c.quant = named_precision(precision);
+          if (c.quant.format == WeightFormat::kGPTQ && c.quant.bits == 4) c.quant.group_size = 64;
+          if (tiles == 3) c.act = DType::kFP16;
+          c.path = KernelPath::kSmallM;
+          c.split_k = {1, split, tiles};
+          run_case(c);
+        }
+      }
+    }
+  }
+}
+
 TEST(Fp8LayerAuto, LargeBatch) {
   REQUIRE_GPU();
   // The planner's choice at prefill sizes (sm90_fp8_grouped_gemm), rows sampled.
