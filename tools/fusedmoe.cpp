@@ -57,6 +57,8 @@ const char* kUsage =
     "                            (integer weights): force a path\n"
     "  --split-k N | G,D         1, 2, 4 or 8: force the small-M GEMVs' split-K, both or gate-up,down\n"
     "                            (default: the planner's)\n"
+    "  --tiles-per-warp N        1-8: force the row tiles each warp of the integer down GEMV streams\n"
+    "                            where it can (one token tile, split 1 or 2; default: the planner's)\n"
     "  --shapes-file PATH        default: $FUSEDMOE_SHAPES or the repository's shapes/models.json\n"
     "\n"
     "bench options:\n"
@@ -70,6 +72,7 @@ const char* kUsage =
     "  --path P                  auto (default), small_m, grouped_gemm, grouped_swapped or grouped_mixed\n"
     "                            (integer weights): force a path\n"
     "  --split-k N | G,D         as for check\n"
+    "  --tiles-per-warp N        as for check\n"
     "  --dense-in-place 1        dense weights read in place, in the checkpoint's order, as the\n"
     "                            per-call fused_experts op passes them (default: prepared, w13's\n"
     "                            gate and up rows interleaved so GEMM1 applies the activation)\n";
@@ -119,14 +122,16 @@ bool int_option(const Args& args, const std::string& name, int64_t fallback, int
   return true;
 }
 
-// --split-k N or G,D (absent: the planner's).
+// --split-k N or G,D and --tiles-per-warp N (absent: the planner's).
 bool split_k_option(const Args& args, ft::SplitK* out, std::string* error) {
+  ft::SplitK k;
   const auto it = args.options.find("split-k");
-  if (it == args.options.end()) {
-    *out = ft::SplitK();
-    return true;
-  }
-  return ft::parse_split_k(it->second, out, error);
+  if (it != args.options.end() && !ft::parse_split_k(it->second, &k, error)) return false;
+  int64_t tiles = 0;
+  if (!int_option(args, "tiles-per-warp", 0, 1, fm::kMaxTilesPerWarp, &tiles, error)) return false;
+  k.tiles_down = static_cast<int32_t>(tiles);
+  *out = k;
+  return true;
 }
 
 std::string shapes_path(const Args& args) {
@@ -204,7 +209,7 @@ fm::Status routing_option(const Args& args, ft::RoutingSetup* routing) {
 
 int cmd_check(const Args& args) {
   static const char* kKnown[] = {"shape", "E", "H", "I", "topk", "m", "precision", "routing",
-                                 "activation", "seed", "shapes-file", "path", "split-k"};
+                                 "activation", "seed", "shapes-file", "path", "split-k", "tiles-per-warp"};
   for (const auto& kv : args.options) {
     bool known = false;
     for (const char* k : kKnown) known = known || kv.first == k;
@@ -430,7 +435,7 @@ int cmd_bench(const Args& args) {
   return usage_error("bench needs a CUDA build (this one is CPU-only)");
 #else
   static const char* kKnown[] = {"shape",   "m",           "precision", "csv",     "json",          "seconds",
-                                 "routing", "shapes-file", "path",      "split-k", "dense-in-place"};
+                                 "routing", "shapes-file", "path",      "split-k", "dense-in-place", "tiles-per-warp"};
   for (const auto& kv : args.options) {
     bool known = false;
     for (const char* k : kKnown) known = known || kv.first == k;

@@ -1,5 +1,6 @@
 // The tools' forced split-K of the small-M GEMVs (`--split-k N` or `--split-k G,D`), for
-// MoeArguments::split_k_gate_up / split_k_down.
+// MoeArguments::split_k_gate_up / split_k_down, and the integer down GEMV's tiles per warp
+// (`--tiles-per-warp N`, MoeArguments::tiles_per_warp_down).
 #pragma once
 
 #include <cstdint>
@@ -12,13 +13,18 @@ namespace fusedmoe::tools {
 struct SplitK {
   int32_t gate_up = 0;  ///< 0: the planner's
   int32_t down = 0;
-  int32_t tiles_down = 0;  ///< MoeArguments::tiles_per_warp_down (tests; 0: the planner's)
+  int32_t tiles_down = 0;  ///< MoeArguments::tiles_per_warp_down (0: the planner's)
 
-  bool forced() const { return gate_up > 0 || down > 0; }
-  /// "" when nothing is forced, "N" when both GEMVs take N, else "G,D".
+  bool forced() const { return gate_up > 0 || down > 0 || tiles_down > 0; }
+  /// "" when nothing is forced, "N" when both GEMVs take N, else "G,D"; then " tiles T" where
+  /// the tiles per warp are forced.
   std::string to_string() const {
-    if (!forced()) return "";
-    return gate_up == down ? std::to_string(gate_up) : std::to_string(gate_up) + "," + std::to_string(down);
+    std::string s;
+    if (gate_up > 0 || down > 0) {
+      s = gate_up == down ? std::to_string(gate_up) : std::to_string(gate_up) + "," + std::to_string(down);
+    }
+    if (tiles_down > 0) s += (s.empty() ? "tiles " : " tiles ") + std::to_string(tiles_down);
+    return s;
   }
 };
 

@@ -324,6 +324,12 @@ TEST(ApiValidation, SplitKOptionOfTheTools) {
   EXPECT_EQ(k.gate_up, 8);
   EXPECT_EQ(k.down, 1);
   EXPECT_EQ(k.to_string(), "8,1");
+  k.tiles_down = 4;  // --tiles-per-warp
+  EXPECT_EQ(k.to_string(), "8,1 tiles 4");
+  tools::SplitK tiles;
+  tiles.tiles_down = 2;
+  EXPECT_TRUE(tiles.forced());
+  EXPECT_EQ(tiles.to_string(), "tiles 2");
   EXPECT_EQ(tools::SplitK().to_string(), "");
   for (const char* bad : {"", "0", "3", "16", "2,", ",2", "2,3", "2,4,8", "x", "2;4"}) {
     k = tools::SplitK();
