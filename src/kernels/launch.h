@@ -197,12 +197,12 @@ FUSEDMOE_HOST_DEVICE inline bool wna16_register_layout(const QuantWeightsView& w
 inline constexpr int32_t kWna16MaxTilesPerWarp = 8;
 cudaError_t launch_wna16_gemv(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream,
                               int32_t tiles_per_warp = 1);
-/// Where wna16_gemv runs several row tiles per warp: one n-tile, split 1 or 2, align's expert
-/// table (the direct table's skipped instances zero one tile's rows per CTA), and whole tiles
-/// (down: n_out a multiple of 16; gate-up's 8-column tiles always are).
+/// Where wna16_gemv runs several row tiles per warp: the down GEMV at one n-tile, split 1 or 2,
+/// on align's expert table (the direct table's skipped instances zero one tile's rows per CTA),
+/// over whole 16-row tiles (n_out a multiple of 16).
 inline bool wna16_multi_tile_ok(const GroupedGemvParams& p) {
-  return p.n_tiles == 1 && (p.split_k == 1 || p.split_k == 2) && p.expert_offsets != nullptr &&
-         (p.gate_up || p.n_out % 16 == 0);
+  return !p.gate_up && p.n_tiles == 1 && (p.split_k == 1 || p.split_k == 2) && p.expert_offsets != nullptr &&
+         p.n_out % 16 == 0;
 }
 /// launch_one_token_down over prepared int4 weights: wna16_gemv's down GEMV for a single token
 /// (M = 1, top-k 4-8) with the top-k combine folded in; p.out is out's one row [n_out].

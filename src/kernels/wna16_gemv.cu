@@ -2,7 +2,7 @@
 // one launch per GEMM for all experts (the int counterpart of small_m_splitk, same grid, CTA
 // split-K and epilogue: gemv_common.cuh).
 //
-// Several tiles a warp (kMultiTile, the down GEMV at grids of many waves): see the kernel.
+// Several row tiles a warp (kMultiTile, the down GEMV at grids of many waves): see the kernel.
 //
 // Streaming: int4 codes are a quarter of bf16's bytes per k, so a lane needs four times the
 // k in flight to keep HBM busy, more than registers hold. Each warp therefore runs its own
@@ -196,7 +196,8 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   static_assert(!kSharedX || (kSplitK == 1 && (kNTiles == 4 || kNTiles == 8)), "shared x: four or eight n-tiles, no split");
   static_assert(kNTiles != 8 || kSharedX, "eight n-tiles: shared x");
   static_assert(!kOneToken || (!kGateUp && kNTiles == 1 && !kSharedX), "one token: down, one n-tile");
-  static_assert(!kMultiTile || (kNTiles == 1 && !kSharedX && !kOneToken), "tiles per warp: one n-tile, global x");
+  static_assert(!kMultiTile || (!kGateUp && kNTiles == 1 && !kSharedX && !kOneToken),
+                "tiles per warp: down, one n-tile, global x");
   // Eight n-tiles: the weights dequantized with their scales (kScaled, below).
   constexpr bool kScaled = kNTiles == 8;
   constexpr int kTokensPerPass = 8 * kNTiles;
@@ -224,24 +225,22 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   // count derived back from it): the warp streams n_tpw row tiles, tile0, + kUnitRows, ..., as
   // one slice of n_tpw x stages stages, the ring carried across (each tile's first stages
   // copied under the last of the tile before), each tile its own epilogue; tiles from n_valid
-  // on lie past n_out, copy nothing and store nothing. The launcher takes it only where every
-  // tile below n_out is whole (down: n_out a multiple of 16), so that a tile's sources are the
-  // one before's plus a fixed step. PERF.md v63: each CTA pays about 2 us of serial latency
+  // on lie past n_out, copy nothing and store nothing. The launcher takes it for down only and
+  // where every tile below n_out is whole (n_out a multiple of 16), so that a tile's sources
+  // are the one before's plus a fixed step. PERF.md v63: each CTA pays about 2 us of serial latency
   // (launch, the expert lookups, the first bytes, the epilogue), which a warp pays once so.
   constexpr int kRowTiles = gemv::kWarps / kSplitK;
-  constexpr int kUnitRows = kGateUp ? 8 : 16;
+  constexpr int kUnitRows = 16;  // kMultiTile: down's rows per tile
   int n_tpw = 1, n_valid = 1;
   if constexpr (kMultiTile) {
-    const int64_t groups = (grouped_gemv_tiles(kGateUp, p.n_out) + kRowTiles - 1) / kRowTiles;
+    const int64_t groups = (grouped_gemv_tiles(false, p.n_out) + kRowTiles - 1) / kRowTiles;
     n_tpw = static_cast<int>((groups + gridDim.x - 1) / gridDim.x);
     // tile 0's rows, as WarpPlace::init places them
     w.unit0 = (static_cast<int64_t>(blockIdx.x) * kRowTiles + w.tile) * n_tpw * kUnitRows;
     const int64_t left = (p.n_out - w.unit0 + kUnitRows - 1) / kUnitRows;
     n_valid = left < 0 ? 0 : left < n_tpw ? static_cast<int>(left) : n_tpw;
-    const int64_t u_lo = w.unit0 + w.g < p.n_out ? w.unit0 + w.g : p.n_out - 1;
-    const int64_t u_hi = kGateUp ? u_lo : (w.unit0 + 8 + w.g < p.n_out ? w.unit0 + 8 + w.g : p.n_out - 1);
-    w.row_lo = kGateUp ? gate_up_row(u_lo, false, p.n_out, false) : u_lo;
-    w.row_hi = kGateUp ? gate_up_row(u_hi, true, p.n_out, false) : u_hi;
+    w.row_lo = w.unit0 + w.g < p.n_out ? w.unit0 + w.g : p.n_out - 1;
+    w.row_hi = w.unit0 + 8 + w.g < p.n_out ? w.unit0 + 8 + w.g : p.n_out - 1;
   }
   const int64_t tile0 = w.unit0;
   const int64_t K = p.k;
@@ -635,22 +634,22 @@ cudaError_t launch_ring(size_t smem, const GroupedGemvParams& p, const QuantWeig
   return launch_ring<kKernel>(smem, p, w, stream, gemv::grid_for(p));
 }
 
-// One n-tile with `tpw` row tiles per warp (> 1; split 1 or 2): the grid's x shrunk to match,
-// from which the kernel derives tpw back (kMultiTile).
-template <typename T, int kBits, int kGpb, bool kGateUp>
+// The down GEMV at one n-tile with `tpw` row tiles per warp (> 1; split 1 or 2): the grid's x
+// shrunk to match, from which the kernel derives tpw back (kMultiTile).
+template <typename T, int kBits, int kGpb>
 cudaError_t launch_multi_tile(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream, int tpw) {
   const size_t smem = StageLayout<T, kBits, kGpb, false, 1>::kCtaBytes;
   const dim3 unit = gemv::grid_for(p);
   const dim3 grid((unit.x + tpw - 1) / tpw, unit.y);
   return p.split_k == 1
-             ? launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, 1, kGateUp, false, false, true>>(smem, p, w, stream, grid)
-             : launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 2, 1, kGateUp, false, false, true>>(smem, p, w, stream, grid);
+             ? launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, 1, false, false, false, true>>(smem, p, w, stream, grid)
+             : launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 2, 1, false, false, false, true>>(smem, p, w, stream, grid);
 }
 
 template <typename T, int kBits, int kGpb, int kNTiles, bool kGateUp>
 cudaError_t launch_tiles(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream, int tpw) {
-  if constexpr (kNTiles == 1) {
-    if (tpw > 1) return launch_multi_tile<T, kBits, kGpb, kGateUp>(p, w, stream, tpw);
+  if constexpr (kNTiles == 1 && !kGateUp) {
+    if (tpw > 1) return launch_multi_tile<T, kBits, kGpb>(p, w, stream, tpw);
   }
   if constexpr (kNTiles == 8) {  // eight n-tiles: unsplit, shared x
     if (p.split_k != 1) return cudaErrorInvalidValue;
