@@ -145,13 +145,20 @@ struct WarpPlace {
     tile = warp / kSplitK;
     split = warp % kSplitK;
     constexpr int kRowTiles = kWarps / kSplitK;
-    unit0 = (static_cast<int64_t>(blockIdx.x) * kRowTiles + tile) * (kGateUp ? 8 : 16);
+    place(p, (static_cast<int64_t>(blockIdx.x) * kRowTiles + tile) * (kGateUp ? 8 : 16), gate_up_interleaved);
+    return true;
+  }
+
+  // The warp's output units from `first_unit` (unit0) and the weight rows this lane feeds there:
+  // gate-up column unit0 + g's gate and up rows, down rows unit0 + g and unit0 + 8 + g, each
+  // clamped to the last unit.
+  __device__ void place(const GroupedGemvParams& p, int64_t first_unit, bool gate_up_interleaved = false) {
+    unit0 = first_unit;
     int64_t u_lo = unit0 + g, u_hi = kGateUp ? unit0 + g : unit0 + 8 + g;
     u_lo = u_lo < p.n_out ? u_lo : p.n_out - 1;
     u_hi = u_hi < p.n_out ? u_hi : p.n_out - 1;
     row_lo = kGateUp ? gate_up_row(u_lo, false, p.n_out, gate_up_interleaved) : u_lo;
     row_hi = kGateUp ? gate_up_row(u_hi, true, p.n_out, gate_up_interleaved) : u_hi;
-    return true;
   }
 
   // The one-token down GEMV's place (M = 1, top-k 4-8: launch_one_token_down and
@@ -182,9 +189,7 @@ struct WarpPlace {
       begin = live ? p.expert_offsets[e] : 0;
       count = live ? min(p.expert_counts[e], 8) : 0;  // pairs of e: at most top-k <= 8
     }
-    unit0 = static_cast<int64_t>(blockIdx.x) * 16;
-    row_lo = unit0 + g < p.n_out ? unit0 + g : p.n_out - 1;
-    row_hi = unit0 + 8 + g < p.n_out ? unit0 + 8 + g : p.n_out - 1;
+    place(p, static_cast<int64_t>(blockIdx.x) * 16);
   }
 
   // init() behind the programmatic dependent launch's wait where it must be. Gate-up reads

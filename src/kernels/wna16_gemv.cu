@@ -235,12 +235,9 @@ __global__ void __launch_bounds__(kThreads, kGemvCtasPerSm) wna16_gemv_kernel(Gr
   if constexpr (kMultiTile) {
     const int64_t groups = (grouped_gemv_tiles(false, p.n_out) + kRowTiles - 1) / kRowTiles;
     n_tpw = static_cast<int>((groups + gridDim.x - 1) / gridDim.x);
-    // tile 0's rows, as WarpPlace::init places them
-    w.unit0 = (static_cast<int64_t>(blockIdx.x) * kRowTiles + w.tile) * n_tpw * kUnitRows;
+    w.place(p, (static_cast<int64_t>(blockIdx.x) * kRowTiles + w.tile) * n_tpw * kUnitRows);  // tile 0
     const int64_t left = (p.n_out - w.unit0 + kUnitRows - 1) / kUnitRows;
     n_valid = left < 0 ? 0 : left < n_tpw ? static_cast<int>(left) : n_tpw;
-    w.row_lo = w.unit0 + w.g < p.n_out ? w.unit0 + w.g : p.n_out - 1;
-    w.row_hi = w.unit0 + 8 + w.g < p.n_out ? w.unit0 + 8 + w.g : p.n_out - 1;
   }
   const int64_t tile0 = w.unit0;
   const int64_t K = p.k;
