@@ -307,6 +307,7 @@ int bench_main(const BenchOptions& opt) {
     context.dense_in_place = opt.dense_in_place;
     context.split_k_gate_up = opt.split_k.gate_up;
     context.split_k_down = opt.split_k.down;
+    context.tiles_per_warp_down = opt.split_k.tiles_down;
     context.read_tbs = roof.read_tbs;
     context.matmul_tfs = roof.matmul_tfs;
     context.matmul_kind = roof.matmul_kind;

@@ -110,6 +110,7 @@ std::string bench_json(const BenchRun& run, const std::vector<BenchPoint>& point
   s += std::string("  \"dense_in_place\": ") + (run.dense_in_place ? "true" : "false") + ",\n";
   s += "  \"split_k\": {\"gate_up\": " + format("%d", static_cast<int>(run.split_k_gate_up)) +
        ", \"down\": " + format("%d", static_cast<int>(run.split_k_down)) + "},\n";
+  s += "  \"tiles_per_warp_down\": " + format("%d", static_cast<int>(run.tiles_per_warp_down)) + ",\n";
   s += "  \"rooflines\": {\"read_tbs\": " + json_number("%.3f", run.read_tbs) +
        ", \"matmul_tfs\": " + json_number("%.1f", run.matmul_tfs) +
        ", \"matmul_kind\": " + json_string(run.matmul_kind) + "},\n";

@@ -20,6 +20,7 @@ struct BenchRun {
   std::string path_option = "auto";  ///< --path: auto, or the forced path
   int32_t split_k_gate_up = 0;        ///< --split-k: 0 for the planner's
   int32_t split_k_down = 0;
+  int32_t tiles_per_warp_down = 0;    ///< --tiles-per-warp: 0 for the planner's
   bool dense_in_place = false;        ///< --dense-in-place: dense weights in the checkpoint's order
   double read_tbs = 0.0;              ///< streaming-read roofline measured in the run
   double matmul_tfs = 0.0;            ///< dense matmul rate measured in the run

@@ -83,6 +83,7 @@ TEST(BenchReport, CsvQuotesFieldsWithCommasAndQuotes) {
 TEST(BenchReport, JsonParsesBackWithTheRunAndEveryPoint) {
   BenchRun run = sample_run();
   run.gpu = "H200 \"SXM\"\\\n";  // escapes survive
+  run.tiles_per_warp_down = 4;
   BenchPoint second = sample_point();
   second.m = 16;
   second.path = "grouped_swapped";
@@ -98,6 +99,7 @@ TEST(BenchReport, JsonParsesBackWithTheRunAndEveryPoint) {
   EXPECT_EQ(j.get("precision")->string, "fp8_block");
   EXPECT_EQ(j.get("split_k")->get("gate_up")->number, 0.0);
   EXPECT_EQ(j.get("split_k")->get("down")->number, 0.0);
+  EXPECT_EQ(j.get("tiles_per_warp_down")->number, 4.0);
   EXPECT_EQ(j.get("path_option")->string, "auto");
   const Json* roof = j.get("rooflines");
   ASSERT_NE(roof, nullptr);
