@@ -13,6 +13,7 @@
 #   sanitize "$BIN_tma2" tma2 check --precision w8a16 ...   # memcheck + racecheck, $W/{tool}_tma2.txt
 #   ncu_sass "$BIN_tma2" gemms wna16_grouped bench ...      # ncu with per-SASS samples, $W/gemms_*.csv
 #   ncu_times tma2 'wna16|combine' w4a16 qwen3_30b_a3b_tp1  # kernel times at M = 1, $W/ncu_tma2_*.csv
+#   ncu_points "$BIN_tma2" t4 wna16_gemv "deepseek_v3_tp8:32" --precision w4a16   # $W/ncu_t4_*.csv
 #   otl_traces l5t qwen3_30b_a3b_tp1    # the one-token layer's phase stamps, $W/trace_l5t_*.txt
 #   m1_rounds main l5t; m1_report main l5t   # two rounds of w4a16 at M = 1 per build
 #   carried_report              # info.txt, the test parts' verdicts, the sanitizers' summaries
@@ -166,6 +167,21 @@ ncu_times() {
       bench --shape "$s" --m 1 --precision "$pr" --seconds 0.001 > "$W/ncu_${b}_$s.csv" 2> "$W/ncu_${b}_$s.err"
   done
   echo "ncu $b $(el) s" >> "$W/info.txt"
+}
+# ncu_points BIN TAG KERNEL_REGEX "SHAPE:M ..." ARGS...: ncu of the first two matching kernels of
+# one bench call per point (caches flushed, clocks free): time, DRAM, issue, instructions, shared
+# wavefronts, L1 / L2, tensor pipe, occupancy and stall reasons per issue, into
+# $W/ncu_TAG_SHAPE_M.csv; `scripts/ncu_summary.py $W --detail` prints them.
+ncu_points() {
+  local bin="$1" tag="$2" k="$3" pts="$4" pt s m
+  shift 4
+  local mm='gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__throughput.avg.pct_of_peak_sustained_active,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__warps_active.avg.per_cycle_active,launch__registers_per_thread,launch__grid_size,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
+  for pt in $pts; do
+    s=${pt%%:*} m=${pt##*:}
+    timeout 120 ncu --clock-control none --print-units base --metrics "$mm" -k "regex:$k" -c 2 --csv "$bin" \
+      bench --shape "$s" --m "$m" --seconds 0.001 "$@" > "$W/ncu_${tag}_${s}_$m.csv" 2> "$W/ncu_${tag}_${s}_$m.err"
+  done
+  echo "ncu $tag $(el) s" >> "$W/info.txt"
 }
 # carried_report: what a call prints last: $W/info.txt, each test part's verdict, the
 # sanitizers' summaries.
