@@ -11,10 +11,7 @@ carried_setup "${W:-w1}" land || exit 1
 nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv > "$W/info.txt" 2>&1
 INT='Paths/QuantLayer.*/small_m:QuantLayerAuto.*:OneTokenWithoutAlign.*:OneTokenInt4Layer.*:SmallMSplitK.ForcedTilesPerWarpMatchTheReference'
 gtest_part "$TESTS_land" int 120 "$INT"
-for pr in bf16 fp8_tensor fp8_channel fp8_block w4a16 w4a16_awq w8a16; do
-  timeout 60 "$BIN_land" bench --precision $pr --json "$W/bench_$pr.json" > "$W/bench_$pr.txt" 2>&1
-  echo "bench $pr rc=$? $(el) s" >> "$W/info.txt"
-done
+bench_each "$BIN_land" bf16 fp8_tensor fp8_channel fp8_block w4a16 w4a16_awq w8a16
 left=$((300 - $(el)))
 [ "$left" -gt 30 ] && gtest_part "$TESTS_land" rest "$left" "-$INT"
 carried_report
