@@ -492,7 +492,7 @@ namespace {
 // token tiles from the expert's tile count.
 // down_out: the down GEMV's rows by pair (expert_out, or the output itself for top-1), or,
 // with down_combines (one_token_down), out's row with the combine folded into the down GEMV.
-// direct (one_token_direct): no align ran; the GEMVs take al.topk_ids as their instances.
+// direct (direct_table): no align ran; the GEMVs take al.topk_ids as their instances.
 Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, bool direct, const float* topk_weights,
                    void* workspace, const WorkspaceLayout& ws, int32_t sms, void* down_out, bool down_combines,
                    cudaStream_t stream) {
@@ -598,7 +598,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
     return gemm(false, intermediate, args.weights->w2.weight, down_out, s.hidden, s.inter, nullptr);
   }
   // FP8: x was quantized by layer_run; the activation output is quantized between the GEMMs
-  // (its live rows: the local pairs, expert_offsets[E]; FP8 always aligns: one_token_direct).
+  // (its live rows: the local pairs, expert_offsets[E]; FP8 always aligns: direct_table).
   void* quantized = at<void>(workspace, ws, "intermediate_quantized");
   float* scales = at<float>(workspace, ws, "intermediate_scales");
   FUSEDMOE_RETURN_IF_ERROR(gemm(true, at<void>(workspace, ws, "x_quantized"), nullptr, intermediate, s.inter, s.hidden,
@@ -912,9 +912,9 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
     al.row_of_pair = at<int32_t>(workspace, ws, "row_of_pair");
   }
   align_inputs(in, topk_ids, &al);
-  // One token on the small-M path: no align; the GEMVs take the token's ids as their
-  // instances (planner.h, one_token_direct).
-  const bool direct = !grouped && one_token_direct(s, args.weights->quant, in.expert_map != nullptr);
+  // A few tokens on the small-M path: no align; the GEMVs take the routing's ids as their
+  // instances (planner.h, direct_table).
+  const bool direct = !grouped && direct_table(s, args.weights->quant, in.expert_map != nullptr);
   // One token, int4: the whole layer in one launch, unless the caller forces a GEMV's split-K.
   if (direct && one_token_layer(s, args.weights->quant, false, sms) && args.split_k_gate_up <= 0 &&
       args.split_k_down <= 0) {

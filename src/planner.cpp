@@ -132,8 +132,9 @@ bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_coun
   return down.split_k <= kernels::one_token_down_split(s.topk);
 }
 
-bool one_token_direct(const ProblemShape& s, const QuantParams& q, bool has_expert_map) {
-  return s.m == 1 && !has_expert_map && !is_fp8_format(q.format) && !(is_integer_format(q.format) && q.has_g_idx);
+bool direct_table(const ProblemShape& s, const QuantParams& q, bool has_expert_map) {
+  return s.m >= 1 && s.m <= kDirectTableMaxTokens && s.m * s.topk <= kernels::kMaxDirectPairs && !has_expert_map &&
+         !is_fp8_format(q.format) && !(is_integer_format(q.format) && q.has_g_idx);
 }
 
 kernels::OneTokenLayerPlan one_token_layer_plan(const ProblemShape& s, const QuantParams& q, int32_t sm_count) {
@@ -146,7 +147,7 @@ kernels::OneTokenLayerPlan one_token_layer_plan(const ProblemShape& s, const Qua
 }
 
 bool one_token_layer(const ProblemShape& s, const QuantParams& q, bool has_expert_map, int32_t sm_count) {
-  return s.topk >= kOneTokenLayerMinTopk && one_token_direct(s, q, has_expert_map) &&
+  return s.m == 1 && s.topk >= kOneTokenLayerMinTopk && direct_table(s, q, has_expert_map) &&
          one_token_layer_plan(s, q, sm_count).fits;
 }
 

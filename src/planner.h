@@ -296,24 +296,26 @@ inline constexpr int64_t kOneTokenDownMaxTopk = kernels::kOneTokenDownMaxTopk;  
 bool one_token_down(const ProblemShape& shape, const QuantParams& quant, int32_t sm_count);
 
 /// Whether a small-M layer runs without align (the direct table, kernels::GroupedGemvParams):
-/// one token (M = 1), no expert map, no act-order (its x columns are gathered by align's
-/// table), dense or integer weights. The GEMVs take the token's top-k ids as their instances,
-/// instance s being pair s at sorted position s (a repeated id is computed once per slot, as
-/// its own instance), and a skipped id's CTAs write zeros to its rows; the one-token down
-/// kernels and the combine read the same ids. At M = 1 the layer is the serial sum of its
-/// kernels, of which align is one (v57 call 3, H100, ncu: 3.9 of Qwen3 w4a16's 28.0 us).
+/// at most kDirectTableMaxTokens tokens and kernels::kMaxDirectPairs pairs, no expert map, no
+/// act-order (its x columns are gathered by align's table), dense or integer weights. The
+/// GEMVs take the routing's ids as their instances, instance s being pair s at sorted position
+/// s (an expert that two tokens or slots share is computed once per pair, as its own
+/// instance), and a skipped id's CTAs write zeros to its rows; the one-token down kernels and
+/// the combine read the same ids. At decode the layer is the serial sum of its kernels, of
+/// which align is one (v57 call 3, H100, ncu: 3.9 of Qwen3 w4a16's 28.0 us at M = 1).
 /// Measured (v58, H100, ABBA against align at M = 1, four rounds): bf16 0.88-0.99, w4a16
 /// 0.85-0.98, w8a16 two rounds 0.88-0.99 (Scout top-1 most, Mixtral's long GEMVs least).
 /// Not FP8: its x quantizer ran beside align (M = 1 0.95-1.00, Mixtral 1.02-1.03 slower), and
 /// fp8_gemv's kernels with the direct table's prologue were 1.00-1.04x slower at M = 2-16, so
 /// they keep align's (WarpPlace's kDirect).
-bool one_token_direct(const ProblemShape& shape, const QuantParams& quant, bool has_expert_map);
+inline constexpr int64_t kDirectTableMaxTokens = 4;
+bool direct_table(const ProblemShape& shape, const QuantParams& quant, bool has_expert_map);
 
 /// Whether a small-M layer runs as one launch for one token (kernels::launch_wna16_one_token_layer:
 /// both GEMMs and the combine, every CTA's share of both GEMMs' weights copied into its shared
 /// memory at its start (or, where they do not fit together, the down codes once its gate-up
 /// GEMM is done, into their place: dn_after_gu), a grid barrier between the GEMMs; PERF.md
-/// v60-v62): where one_token_direct holds, top-k at least kOneTokenLayerMinTopk, int4 weights
+/// v60-v62): one token (M = 1) where direct_table holds, top-k at least kOneTokenLayerMinTopk, int4 weights
 /// whose groups are a power-of-two count of whole 128-k blocks or one per row, H and I multiples
 /// of 128, and the plan fits shared memory on sm_count CTAs (of the bench shapes Qwen3,
 /// DeepSeek-V3 TP8 and, dn_after_gu, Qwen2 TP4). one_token_layer_plan gives that plan (any top-k).

@@ -516,7 +516,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
   constexpr int kUnroll = kSplitK > 1 && kNTiles == 1 && !kBlock ? 4 : 2;
   __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
 
-  gemv::WarpPlace<kSplitK, kGateUp, false> w;  // align's table only (planner.h, one_token_direct)
+  gemv::WarpPlace<kSplitK, kGateUp, false> w;  // align's table only (planner.h, direct_table)
   if (!w.template start<TOut>(p)) return;  // waits for the predecessor where it must (down: later)
   const int64_t K = p.k;
   const int64_t rows = kGateUp ? 2 * p.n_out : p.n_out;

@@ -96,12 +96,12 @@ __device__ __forceinline__ uint4 ld_shared16(uint32_t smem) {
   return v;
 }
 
-// The expert table is align's, or one token's pairs as their own instances where
-// expert_offsets is nullptr (GroupedGemvParams: the direct table). Only the prologue
+// The expert table is align's, or the pairs as their own instances where expert_offsets is
+// nullptr (GroupedGemvParams: the direct table). Only the prologue
 // (WarpPlace's init) asks: the passes read sorted_pairs either way (the direct table's is
 // the identity), so that ptxas has no flag to specialize their loops on.
 __device__ __forceinline__ bool direct_table(const GroupedGemvParams& p) { return p.expert_offsets == nullptr; }
-// The direct table's instance s (< topk): its local expert, or -1 where it is skipped.
+// The direct table's instance s (< max_active): its local expert, or -1 where it is skipped.
 __device__ __forceinline__ int direct_expert(const GroupedGemvParams& p, int s) {
   const int id = p.active_experts[s];
   return id >= 0 && id < p.num_experts ? id : -1;
@@ -128,7 +128,7 @@ struct WarpPlace {
   __device__ bool init(const GroupedGemvParams& p, bool gate_up_interleaved = false) {
     const int slot = static_cast<int>(blockIdx.y);
     if (kDirect && direct_table(p)) {
-      e = slot < p.topk ? direct_expert(p, slot) : -1;
+      e = slot < p.max_active ? direct_expert(p, slot) : -1;
       if (e < 0) return false;
       begin = slot;
       count = 1;
@@ -223,7 +223,7 @@ struct WarpPlace {
     static_assert(kUnits <= kThreads, "a thread per unit");
     const int s = static_cast<int>(blockIdx.y);
     const int64_t unit = static_cast<int64_t>(blockIdx.x) * kUnits + threadIdx.x;
-    if (s < p.topk && threadIdx.x < kUnits && unit < p.n_out) {
+    if (s < p.max_active && threadIdx.x < kUnits && unit < p.n_out) {
       static_cast<T*>(p.out)[s * p.n_out + unit] = Elem<T>::from_float(0.0f);
     }
   }

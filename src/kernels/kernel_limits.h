@@ -12,6 +12,9 @@ namespace fusedmoe::kernels {
 inline constexpr int32_t kMaxExperts = 1024;
 /// routing_topk: a token's top-k, one per lane of its warp.
 inline constexpr int32_t kMaxTopk = 32;
+/// The small-M GEMVs' direct table (launch.h, GroupedGemvParams): instances at most, the
+/// length of its identity order.
+inline constexpr int32_t kMaxDirectPairs = 32;
 /// routing_topk's grouped top-k: one expert group per lane.
 inline constexpr int32_t kMaxExpertGroups = 32;
 

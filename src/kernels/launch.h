@@ -96,14 +96,15 @@ struct GroupedGemvParams {
   int32_t max_active = 0;   // host-known bound on experts with pairs: min(E, pairs)
   const float* topk_weights = nullptr;  // [pairs]
   bool weight_on_input = false;         // multiply the routed weight in gate-up instead of down
-  // The expert table: align's, or for one token without align (expert_offsets == nullptr;
-  // the planner's one_token_direct) the token's pairs as their own instances: instance
-  // s < topk is pair s at sorted position s, of local expert active_experts[s] (the routing's
+  // The expert table: align's, or for a few tokens without align (expert_offsets == nullptr;
+  // the planner's direct_table) the pairs as their own instances: instance s < max_active =
+  // m * topk is pair s at sorted position s, of local expert active_experts[s] (the routing's
   // topk_ids, no expert map), skipped where that id is outside [0, num_experts): the skipped
   // instance's CTAs write zeros to its rows of out instead (gate-up: a[s], down: y[s]), so
-  // that every row is defined; sorted_pairs = the identity (direct_pair_order()),
-  // max_active = topk, expert_counts unread. The dense and integer GEMVs take it; fp8_gemv
-  // takes align's only.
+  // that every row is defined; sorted_pairs = the identity (direct_pair_order()), at most
+  // kMaxDirectPairs instances, expert_counts unread. Two tokens on one expert are two
+  // instances: its weights are streamed once per instance. The dense and integer GEMVs take
+  // it; fp8_gemv takes align's only.
   const int32_t* expert_counts = nullptr;
   const int64_t* expert_offsets = nullptr;
   const int32_t* sorted_pairs = nullptr;
@@ -116,15 +117,20 @@ struct GroupedGemvParams {
 // one field cost fp8 decode up to 6%). Re-measure those kernels (scripts/ab_bench.sh against
 // main) before changing the size here; a parameter one kernel family needs goes to its launcher.
 static_assert(sizeof(GroupedGemvParams) == 128, "GroupedGemvParams' layout changed: see the comment above");
-/// The launchers' check of the expert table: align's four arrays, or the direct table (one
-/// token, expert_offsets == nullptr) with its ids in active_experts, the identity order and
-/// one instance per slot.
+/// The launchers' check of the expert table: align's four arrays, or the direct table
+/// (expert_offsets == nullptr) with its ids in active_experts, the identity order and one
+/// instance per pair of whole tokens.
 inline bool gemv_table_ok(const GroupedGemvParams& p) {
   if (p.active_experts == nullptr || p.sorted_pairs == nullptr) return false;
-  if (p.expert_offsets == nullptr) return p.max_active == p.topk && p.topk <= kMaxTopk;
+  if (p.expert_offsets == nullptr) return p.topk > 0 && p.max_active % p.topk == 0 && p.max_active <= kMaxDirectPairs;
   return p.expert_counts != nullptr;
 }
-/// The direct table's sorted_pairs on the current device: 0, 1, ..., kMaxTopk - 1.
+/// Whether the one-token down kernels, which sum every instance into one row, take p's table:
+/// align's, or the direct table of one token.
+inline bool gemv_one_token_table(const GroupedGemvParams& p) {
+  return p.expert_offsets != nullptr || p.max_active == p.topk;
+}
+/// The direct table's sorted_pairs on the current device: 0, 1, ..., kMaxDirectPairs - 1.
 cudaError_t direct_pair_order(const int32_t** order);
 /// The dense and wna16 GEMVs are compiled for this many resident CTAs per SM
 /// (__launch_bounds__: at most 128 registers at 256 threads), which the planner's

@@ -35,8 +35,8 @@ namespace fusedmoe::kernels {
 namespace {
 
 // The direct table's sorted order (GroupedGemvParams): position s holds pair s.
-static_assert(kMaxTopk == 32, "the identity below lists kMaxTopk pairs");
-__device__ const int32_t g_direct_pair_order[kMaxTopk] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+static_assert(kMaxDirectPairs == 32, "the identity below lists kMaxDirectPairs pairs");
+__device__ const int32_t g_direct_pair_order[kMaxDirectPairs] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
                                                           11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
                                                           22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
 
@@ -431,7 +431,7 @@ cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interle
 cudaError_t launch_one_token_down(const GroupedGemvParams& p, cudaStream_t stream) {
   // One token: its experts are at most top-k, which one CTA's warps cover.
   if (p.gate_up || p.k % kVec != 0 || p.n_out <= 0 || p.topk < kOneTokenDownMinTopk || p.topk > kOneTokenDownMaxTopk || p.num_experts <= 0 ||
-      p.max_active > one_token_down_experts(p.topk) || !gemv_table_ok(p)) {
+      p.max_active > one_token_down_experts(p.topk) || !gemv_table_ok(p) || !gemv_one_token_table(p)) {
     return cudaErrorInvalidValue;
   }
   const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16));

@@ -731,7 +731,7 @@ cudaError_t launch_wna16_one_token_down(const GroupedGemvParams& p, const QuantW
   // One token: its experts are at most top-k, which one CTA's warps cover. int4 only (int8 was
   // no faster than the down GEMV and the combine: planner.h, one_token_down).
   if (!gemv_args_ok(p, w) || w.bits != 4 || p.gate_up || p.topk < kOneTokenDownMinTopk || p.topk > kOneTokenDownMaxTopk ||
-      p.num_experts <= 0 || p.max_active > one_token_down_experts(p.topk)) {
+      p.num_experts <= 0 || p.max_active > one_token_down_experts(p.topk) || !gemv_one_token_table(p)) {
     return cudaErrorInvalidValue;
   }
   return p.elem == ElemType::kBF16 ? launch_one_token_bits<__nv_bfloat16, 4>(p, w, stream)

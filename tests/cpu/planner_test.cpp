@@ -692,23 +692,31 @@ TEST(Planner, OneTokenInt4LayerWhereItsWeightsFitSharedMemory) {
   }
 }
 
-TEST(Planner, OneTokenSkipsAlignWithoutAMapOrActOrder) {
+TEST(Planner, FewTokensSkipAlignWithoutAMapOrActOrder) {
   const QuantParams dense;
   const QuantParams g128 = integer_quant(WeightFormat::kGPTQ, 4, 128, true);
   QuantParams act_order = g128;
   act_order.has_g_idx = true;
   for (int64_t topk : {1, 2, 6, 8}) {
-    EXPECT_TRUE(one_token_direct(make_shape(1, 2048, 768, 128, topk), dense, false));
-    EXPECT_TRUE(one_token_direct(make_shape(1, 2048, 768, 128, topk), g128, false));
-    EXPECT_TRUE(one_token_direct(make_shape(1, 2048, 768, 128, topk), integer_quant(WeightFormat::kGPTQ, 8, -1, false), false));
+    EXPECT_TRUE(direct_table(make_shape(1, 2048, 768, 128, topk), dense, false));
+    EXPECT_TRUE(direct_table(make_shape(1, 2048, 768, 128, topk), g128, false));
+    EXPECT_TRUE(direct_table(make_shape(1, 2048, 768, 128, topk), integer_quant(WeightFormat::kGPTQ, 8, -1, false), false));
     // FP8 keeps align (v58: its kernels slower with the direct table's prologue).
-    EXPECT_FALSE(one_token_direct(make_shape(1, 2048, 768, 128, topk), fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup), false));
-    EXPECT_FALSE(one_token_direct(make_shape(1, 2048, 768, 128, topk), fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic), false));
-    EXPECT_FALSE(one_token_direct(make_shape(1, 2048, 768, 128, topk), dense, true));      // the map: align's lookup
-    EXPECT_FALSE(one_token_direct(make_shape(1, 2048, 768, 128, topk), act_order, false));  // x's columns by align's table
-    EXPECT_FALSE(one_token_direct(make_shape(2, 2048, 768, 128, topk), dense, false));     // two tokens share experts
-    EXPECT_FALSE(one_token_direct(make_shape(0, 2048, 768, 128, topk), dense, false));
+    EXPECT_FALSE(direct_table(make_shape(1, 2048, 768, 128, topk), fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup), false));
+    EXPECT_FALSE(direct_table(make_shape(1, 2048, 768, 128, topk), fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic), false));
+    EXPECT_FALSE(direct_table(make_shape(1, 2048, 768, 128, topk), dense, true));      // the map: align's lookup
+    EXPECT_FALSE(direct_table(make_shape(1, 2048, 768, 128, topk), act_order, false));  // x's columns by align's table
+    EXPECT_FALSE(direct_table(make_shape(0, 2048, 768, 128, topk), dense, false));
+    // More tokens: up to kDirectTableMaxTokens, within the identity order's pairs.
+    for (int64_t m = 2; m <= kDirectTableMaxTokens + 1; ++m) {
+      const bool fits = m <= kDirectTableMaxTokens && m * topk <= kernels::kMaxDirectPairs;
+      EXPECT_EQ(direct_table(make_shape(m, 2048, 768, 128, topk), g128, false), fits) << m << " x " << topk;
+      EXPECT_FALSE(direct_table(make_shape(m, 2048, 768, 128, topk), dense, true));
+    }
   }
+  // The one-token layer and down kernels stay at one token.
+  EXPECT_FALSE(one_token_layer(make_shape(2, 2048, 768, 128, 8), g128, false, 132));
+  EXPECT_FALSE(one_token_down(make_shape(2, 2048, 768, 128, 8), dense, 132));
 }
 
 TEST(Planner, SmallMSplitUnitIsTwoStagesOfTheGemv) {

@@ -1197,6 +1197,45 @@ TEST(OneTokenWithoutAlign, EveryPrecisionWithSkippedAndRepeatedIds) {
   }
 }
 
+// A few tokens without align (planner.h, direct_table): every pair its own instance, so an
+// expert two tokens share (one_expert: every token's first slot on expert 0; 16 experts at
+// top-8: most experts shared) is computed once per pair, and the combine (or, top-1, the down
+// GEMV itself) sums them. Ids out of range, in place, H / I off the tiles, fp16. Each case
+// checks that the planner takes the direct table, so that a rule change cannot leave it
+// untested.
+TEST(FewTokensWithoutAlign, DenseAndIntegerWithSharedSkippedAndRepeatedIds) {
+  REQUIRE_GPU();
+  const QuantParams quants[] = {QuantParams(), integer_quant(WeightFormat::kGPTQ, 4, 128, true),
+                                integer_quant(WeightFormat::kAWQ, 4, 64, true),
+                                integer_quant(WeightFormat::kGPTQ, 8, -1, false)};
+  auto run = [](GpuCase c) {
+    c.path = KernelPath::kAuto;
+    EXPECT_TRUE(direct_table(c.shape, c.quant, false)) << describe(c);
+    run_case(c);
+  };
+  for (const QuantParams& q : quants) {
+    for (int64_t m = 2; m <= kDirectTableMaxTokens; ++m) {
+      for (int32_t topk : {1, 2, 8}) {
+        if (m * topk > kernels::kMaxDirectPairs) continue;
+        GpuCase c = custom(m, 16, 1024, 384, topk, "uniform");
+        c.quant = q;
+        run(c);
+        c.routing = "one_expert";
+        run(c);
+        c.routing = "uniform";
+        c.bad_ids = true;
+        run(c);
+        c.out_is_x = true;
+        run(c);
+      }
+      GpuCase odd = custom(m, 8, 1008, 272, 4, "uniform");
+      odd.quant = is_integer_format(q.format) ? integer_quant(q.format, q.bits, -1, q.has_zeros) : q;
+      odd.act = DType::kFP16;
+      run(odd);
+    }
+  }
+}
+
 // The one-token int4 layer (planner.h one_token_layer: both GEMMs and the combine in one
 // cooperative launch) at the bench shapes it takes and on every variant it reads. Each case
 // checks that the planner sends it there, so that a rule change cannot leave it untested.
