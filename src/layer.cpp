@@ -939,10 +939,11 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   const char* out_begin = static_cast<const char*>(args.out);
   const bool direct_out = !grouped && top1_direct_output(s, in.expert_map != nullptr) &&
                           (out_begin + s.m * row_bytes <= x_begin || x_begin + s.m * row_bytes <= out_begin);
-  // One token on the small-M path: the down GEMV sums the token's experts itself (writing out
-  // after the gate-up GEMV has read x, so an in-place call is safe too); not where the caller
-  // forces the down GEMV's split-K, which that kernel does not take.
-  const bool down_combines = !grouped && one_token_down(s, args.weights->quant, sms) && args.split_k_down <= 0;
+  // One token, or a few on the direct table, on the small-M path: the down GEMV sums each
+  // token's experts itself (writing out after the gate-up GEMV has read x, so an in-place call
+  // is safe too); not where the caller forces the down GEMV's split-K, which that kernel does
+  // not take.
+  const bool down_combines = !grouped && one_token_down(s, args.weights->quant, sms, direct) && args.split_k_down <= 0;
   if (direct_out && !direct) {
     al.skipped_rows = args.out;
     al.skipped_row_bytes = row_bytes;

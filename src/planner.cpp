@@ -120,12 +120,14 @@ bool top1_direct_output(const ProblemShape& s, bool has_expert_map) {
   return s.topk == 1 && s.m <= kernels::kZeroSkippedMaxPairs && (!has_expert_map || s.m <= kTop1DirectMaxMappedTokens);
 }
 
-bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_count) {
-  if (s.m != 1 || s.topk < kOneTokenDownMinTopk || s.topk > kOneTokenDownMaxTopk) return false;
+bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_count, bool direct) {
+  const bool tokens_ok = s.m == 1 || (direct && s.m > 1 && s.m <= kDirectTableMaxTokens);  // a CTA row per token
+  if (!tokens_ok || s.topk < kOneTokenDownMinTopk || s.topk > kOneTokenDownMaxTopk) return false;
   if (q.format == WeightFormat::kDense) return true;
   if (!is_integer_format(q.format) || q.bits != 4 || !wna16_gemv_supports(q)) return false;
-  // The down GEMV's own split at this shape (run_small_m's choice): the one-token kernel's
-  // warps must not split K fewer ways, or it streams with fewer warps and longer slices.
+  // The down GEMV's own split at one token (run_small_m's choice; more tokens, more CTAs: no
+  // more ways): the one-token kernel's warps must not split K fewer ways, or it streams with
+  // fewer warps and longer slices.
   const int64_t active = std::min<int64_t>(s.num_experts, s.topk);
   const SmallMGemmConfig down = choose_small_m_config(kernels::grouped_gemv_tiles(false, s.hidden), active, s.topk,
                                                       s.inter, sm_count, small_m_split_unit(q, s.inter), kWna16SplitRule);

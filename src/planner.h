@@ -279,11 +279,13 @@ bool fp8_gemm1_gathers(const QuantParams& quant, KernelPath path, int64_t tile_r
 /// Measured (v27): Scout M = 1 1.1-1.4 us faster without the combine.
 inline constexpr int64_t kTop1DirectMaxMappedTokens = 16;
 bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
-/// Whether a small-M layer runs its down GEMV for one token with the combine folded in
-/// (kernels::launch_one_token_down, launch_wna16_one_token_down): M = 1, top-k 4-8, dense
-/// weights, or int4 ones that wna16_gemv reads where its down GEMV would not split K further
-/// than the one-token kernel does. A CTA sums its 16 output rows over the token's experts in
-/// shared memory, so neither the y rows nor the combine's launch remain. Measured (v39, bf16,
+/// Whether a small-M layer runs its down GEMV per token with the combine folded in
+/// (kernels::launch_one_token_down, launch_wna16_one_token_down): M = 1 on either expert
+/// table, or up to kDirectTableMaxTokens tokens on the direct table (`direct`: direct_table
+/// holds; a CTA row per token), top-k 4-8, dense weights, or int4 ones that wna16_gemv reads
+/// where its down GEMV would not split K further than the one-token kernel does. A CTA sums
+/// its 16 output rows over its token's experts in shared memory, so neither the y rows nor the
+/// combine's launch remain. Measured (v39, bf16,
 /// M = 1, three rounds, against the combine): Qwen2 0.926, DeepSeek-V3 TP8 0.976, Qwen3 0.991
 /// (top-8), Mixtral (top-2, K = 14336) 1.006; top-1 writes its output directly already.
 /// Integer (v57, H100, four ABBA rounds): int4 GPTQ / AWQ g128 Qwen3 0.930-0.943, Qwen2
@@ -293,7 +295,7 @@ bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
 /// reads the intermediate's scales, which the one-token kernels do not take.
 inline constexpr int64_t kOneTokenDownMinTopk = kernels::kOneTokenDownMinTopk;
 inline constexpr int64_t kOneTokenDownMaxTopk = kernels::kOneTokenDownMaxTopk;  // one CTA's 8 warps, one expert each at least
-bool one_token_down(const ProblemShape& shape, const QuantParams& quant, int32_t sm_count);
+bool one_token_down(const ProblemShape& shape, const QuantParams& quant, int32_t sm_count, bool direct);
 
 /// Whether a small-M layer runs without align (the direct table, kernels::GroupedGemvParams):
 /// at most kDirectTableMaxTokens tokens and kernels::kMaxDirectPairs pairs, no expert map, no

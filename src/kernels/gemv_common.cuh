@@ -161,14 +161,15 @@ struct WarpPlace {
     row_hi = kGateUp ? gate_up_row(u_hi, true, p.n_out, gate_up_interleaved) : u_hi;
   }
 
-  // The one-token down GEMV's place (M = 1, top-k 4-8: launch_one_token_down and
-  // launch_wna16_one_token_down): the CTA covers the 16-row tile blockIdx.x for all of the
-  // token's live experts; warp w runs live expert w / kSplitK (align's active list, complete
-  // before down starts: start(); the direct table: instance w / kSplitK, the routing's ids,
-  // complete before the layer's first kernel waits) on K slice w % kSplitK. A warp past the
-  // live experts, or on a skipped instance, gets count 0 (an expert of the token that is not
-  // local adds nothing, as in the combine). Align's experts are distinct, one pair each; a
-  // repeated expert's pairs are its columns (the direct table: its instances).
+  // The one-token down GEMV's place (top-k 4-8: launch_one_token_down and
+  // launch_wna16_one_token_down): the CTA covers the 16-row tile blockIdx.x for all of token
+  // blockIdx.y's live experts; warp w runs live expert w / kSplitK (align's active list of one
+  // token, complete before down starts: start(); the direct table: the token's instance
+  // blockIdx.y * topk + w / kSplitK, the routing's ids, complete before the layer's first
+  // kernel waits) on K slice w % kSplitK. A warp past the live experts, or on a skipped
+  // instance, gets count 0 (an expert of the token that is not local adds nothing, as in the
+  // combine). Align's experts are distinct, one pair each; a repeated expert's pairs are its
+  // columns (the direct table: its instances).
   __device__ void init_one_token(const GroupedGemvParams& p) {
     static_assert(!kGateUp, "one token: the down GEMV");
     warp = threadIdx.x >> 5;
@@ -179,9 +180,10 @@ struct WarpPlace {
     split = warp % kSplitK;
     const int which = warp / kSplitK;
     if (kDirect && direct_table(p)) {
-      const int de = which < p.topk ? direct_expert(p, which) : -1;
+      const int first = static_cast<int>(blockIdx.y) * p.topk;  // the token's first pair
+      const int de = which < p.topk ? direct_expert(p, first + which) : -1;
       e = de >= 0 ? de : 0;
-      begin = which;
+      begin = de >= 0 ? first + which : first;
       count = de >= 0 ? 1 : 0;
     } else {
       const bool live = which < p.active_experts[p.num_experts];
@@ -318,8 +320,9 @@ __device__ __forceinline__ void finish_pass(const GroupedGemvParams& p, const Wa
 
 // The one-token down GEMV's combine (init_one_token): each warp's products, times the routed
 // weight, meet in shared memory by the pair's top-k slot and split, and are added slot by slot,
-// splits in order (bitwise deterministic); the CTA writes out[0, n0 .. n0 + 15]. No y rows and
-// no combine launch. zero() by every thread, then a __syncthreads before any add().
+// splits in order (bitwise deterministic); the CTA writes out[t, n0 .. n0 + 15] of its token t
+// = blockIdx.y. No y rows and no combine launch. zero() by every thread, then a __syncthreads
+// before any add().
 template <int kSplitK>
 struct OneTokenSums {
   static constexpr int kExperts = kWarps / kSplitK;  // the token's live experts a CTA covers (>= top-k)
@@ -342,7 +345,7 @@ struct OneTokenSums {
       }
     }
   }
-  // After every warp's add() and a __syncthreads: out's 16 rows from n0.
+  // After every warp's add() and a __syncthreads: out's 16 rows from n0 of token blockIdx.y.
   template <typename T>
   __device__ void store(const GroupedGemvParams& p, int64_t n0) const {
     const int r = threadIdx.x;
@@ -354,10 +357,18 @@ struct OneTokenSums {
         for (int sp = 0; sp < kSplitK; ++sp) s += part[slot][sp][r];
         sum += s;
       }
-      static_cast<T*>(p.out)[n0 + r] = Elem<T>::from_float(sum);
+      static_cast<T*>(p.out)[static_cast<int64_t>(blockIdx.y) * p.n_out + n0 + r] = Elem<T>::from_float(sum);
     }
   }
 };
+
+// The tokens the one-token down kernels sum, a CTA row each (0: none): the direct table's
+// max_active / topk (gemv_table_ok: whole tokens), align's table one token of at most
+// one_token_down_experts(topk) experts.
+inline int32_t one_token_down_tokens(const GroupedGemvParams& p) {
+  if (p.expert_offsets == nullptr) return p.topk > 0 ? p.max_active / p.topk : 0;
+  return p.max_active <= one_token_down_experts(p.topk) ? 1 : 0;
+}
 
 // The grid of one GEMM: x = groups of row tiles, y = active-expert slots.
 inline dim3 grid_for(const GroupedGemvParams& p) {

@@ -431,10 +431,10 @@ cudaError_t launch_grouped_gemv(const GroupedGemvParams& p, bool gate_up_interle
 cudaError_t launch_one_token_down(const GroupedGemvParams& p, cudaStream_t stream) {
   // One token: its experts are at most top-k, which one CTA's warps cover.
   if (p.gate_up || p.k % kVec != 0 || p.n_out <= 0 || p.topk < kOneTokenDownMinTopk || p.topk > kOneTokenDownMaxTopk || p.num_experts <= 0 ||
-      p.max_active > one_token_down_experts(p.topk) || !gemv_table_ok(p) || !gemv_one_token_table(p)) {
+      !gemv_table_ok(p) || gemv::one_token_down_tokens(p) <= 0) {
     return cudaErrorInvalidValue;
   }
-  const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16));
+  const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16), static_cast<unsigned>(gemv::one_token_down_tokens(p)));
   const int split = one_token_down_split(p.topk);
   auto launch = [&](auto kernel) { return launch_with_pdl(kernel, grid, dim3(kThreads), stream, p); };
   if (p.elem == ElemType::kBF16) {

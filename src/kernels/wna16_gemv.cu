@@ -690,12 +690,12 @@ cudaError_t launch_bits(const GroupedGemvParams& p, const QuantWeightsView& w, c
                                                     : launch_groups<T, kBits, 4>(p, w, stream, tpw);
 }
 
-// One token's down GEMV with the combine (kOneToken): one CTA per 16 rows of out, its 8 warps
-// one_token_down_experts(topk) experts by one_token_down_split(topk) K slices.
+// One token's down GEMV with the combine (kOneToken): one CTA per 16 rows of out and token, its
+// 8 warps one_token_down_experts(topk) experts by one_token_down_split(topk) K slices.
 template <typename T, int kBits, int kGpb>
 cudaError_t launch_one_token_groups(const GroupedGemvParams& p, const QuantWeightsView& w, cudaStream_t stream) {
   const size_t smem = StageLayout<T, kBits, kGpb, false, 1>::kCtaBytes;
-  const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16));
+  const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16), static_cast<unsigned>(gemv::one_token_down_tokens(p)));
   return one_token_down_split(p.topk) == 1
              ? launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 1, 1, false, false, true>>(smem, p, w, stream, grid)
              : launch_ring<wna16_gemv_kernel<T, kBits, kGpb, 2, 1, false, false, true>>(smem, p, w, stream, grid);
@@ -731,7 +731,7 @@ cudaError_t launch_wna16_one_token_down(const GroupedGemvParams& p, const QuantW
   // One token: its experts are at most top-k, which one CTA's warps cover. int4 only (int8 was
   // no faster than the down GEMV and the combine: planner.h, one_token_down).
   if (!gemv_args_ok(p, w) || w.bits != 4 || p.gate_up || p.topk < kOneTokenDownMinTopk || p.topk > kOneTokenDownMaxTopk ||
-      p.num_experts <= 0 || p.max_active > one_token_down_experts(p.topk) || !gemv_one_token_table(p)) {
+      p.num_experts <= 0 || gemv::one_token_down_tokens(p) <= 0) {
     return cudaErrorInvalidValue;
   }
   return p.elem == ElemType::kBF16 ? launch_one_token_bits<__nv_bfloat16, 4>(p, w, stream)

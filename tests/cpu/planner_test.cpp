@@ -555,38 +555,41 @@ TEST(Planner, GroupedGemmsLaunchEarlyUpToThePairsPerExpertBound) {
 TEST(Planner, OneTokenSumsItsExpertsInTheDownGemv) {
   constexpr int32_t kSms = 132;
   const QuantParams dense;
-  EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), dense, kSms));
-  EXPECT_TRUE(one_token_down(make_shape(1, 2048, 1408, 64, kOneTokenDownMinTopk), dense, kSms));
-  EXPECT_FALSE(one_token_down(make_shape(2, 7168, 256, 256, 8), dense, kSms));       // two tokens may share experts
-  EXPECT_FALSE(one_token_down(make_shape(1, 4096, 14336, 8, 2), dense, kSms));       // top-2: measured slower
-  EXPECT_FALSE(one_token_down(make_shape(1, 5120, 8192, 16, 1), dense, kSms));       // top-1: direct output already
-  EXPECT_FALSE(one_token_down(make_shape(1, 2048, 768, 128, kOneTokenDownMaxTopk + 1), dense, kSms));  // past a CTA's warps
+  EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), dense, kSms, false));
+  EXPECT_TRUE(one_token_down(make_shape(1, 2048, 1408, 64, kOneTokenDownMinTopk), dense, kSms, false));
+  EXPECT_FALSE(one_token_down(make_shape(2, 7168, 256, 256, 8), dense, kSms, false));       // two tokens on align's table
+  EXPECT_TRUE(one_token_down(make_shape(2, 7168, 256, 256, 8), dense, kSms, true));         // a CTA row per token (direct)
+  EXPECT_TRUE(one_token_down(make_shape(kDirectTableMaxTokens, 7168, 256, 256, 8), dense, kSms, true));
+  EXPECT_FALSE(one_token_down(make_shape(kDirectTableMaxTokens + 1, 7168, 256, 256, 8), dense, kSms, true));
+  EXPECT_FALSE(one_token_down(make_shape(1, 4096, 14336, 8, 2), dense, kSms, false));       // top-2: measured slower
+  EXPECT_FALSE(one_token_down(make_shape(1, 5120, 8192, 16, 1), dense, kSms, false));       // top-1: direct output already
+  EXPECT_FALSE(one_token_down(make_shape(1, 2048, 768, 128, kOneTokenDownMaxTopk + 1), dense, kSms, false));  // past a CTA's warps
   QuantParams fp8 = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken);
-  EXPECT_FALSE(one_token_down(make_shape(1, 7168, 256, 256, 8), fp8, kSms));  // its down GEMV reads the intermediate's scales
+  EXPECT_FALSE(one_token_down(make_shape(1, 7168, 256, 256, 8), fp8, kSms, false));  // its down GEMV reads the intermediate's scales
   // int4 where wna16_gemv reads it and its down GEMV would not split K more ways than the
   // one-token kernel's warps (v57): the bench shapes at top-8 in groups of 128 or per channel.
   const QuantParams g128 = integer_quant(WeightFormat::kGPTQ, 4, 128, true);
   const QuantParams awq = integer_quant(WeightFormat::kAWQ, 4, 128, true);
-  EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), g128, kSms));   // DeepSeek-V3 TP8
-  EXPECT_TRUE(one_token_down(make_shape(1, 2048, 768, 128, 8), awq, kSms));    // Qwen3
-  EXPECT_TRUE(one_token_down(make_shape(1, 3584, 640, 64, 8), g128, kSms));    // Qwen2 TP4
+  EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), g128, kSms, false));   // DeepSeek-V3 TP8
+  EXPECT_TRUE(one_token_down(make_shape(1, 2048, 768, 128, 8), awq, kSms, false));    // Qwen3
+  EXPECT_TRUE(one_token_down(make_shape(1, 3584, 640, 64, 8), g128, kSms, false));    // Qwen2 TP4
   // Top-4: the one-token kernel splits K 2 ways, as the down GEMV does over K = 1408; at
   // top-6 its warps split 1 way and the down GEMV 2 (DeepSeek-V2-Lite's experts).
-  EXPECT_TRUE(one_token_down(make_shape(1, 2048, 1408, 64, 4), g128, kSms));
-  EXPECT_FALSE(one_token_down(make_shape(1, 2048, 1408, 64, 6), integer_quant(WeightFormat::kGPTQ, 4, -1, false), kSms));
+  EXPECT_TRUE(one_token_down(make_shape(1, 2048, 1408, 64, 4), g128, kSms, false));
+  EXPECT_FALSE(one_token_down(make_shape(1, 2048, 1408, 64, 6), integer_quant(WeightFormat::kGPTQ, 4, -1, false), kSms, false));
   // Groups of 64 (one 128-k block per stage): Qwen3's down GEMV splits K 2 ways, the kernel 1.
-  EXPECT_FALSE(one_token_down(make_shape(1, 2048, 768, 128, 8), integer_quant(WeightFormat::kAWQ, 4, 64, true), kSms));
-  EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), integer_quant(WeightFormat::kAWQ, 4, 64, true), kSms));
+  EXPECT_FALSE(one_token_down(make_shape(1, 2048, 768, 128, 8), integer_quant(WeightFormat::kAWQ, 4, 64, true), kSms, false));
+  EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), integer_quant(WeightFormat::kAWQ, 4, 64, true), kSms, false));
   // int8: measured no faster at top-8 (v57), slower where its down GEMV splits K.
-  EXPECT_FALSE(one_token_down(make_shape(1, 7168, 256, 256, 8), integer_quant(WeightFormat::kGPTQ, 8, 128, false), kSms));
-  EXPECT_FALSE(one_token_down(make_shape(1, 768, 384, 16, 8), integer_quant(WeightFormat::kGPTQ, 4, 96, true), kSms));  // groups of 96: not wna16_gemv's
-  EXPECT_FALSE(one_token_down(make_shape(1, 4096, 14336, 8, 2), awq, kSms));
+  EXPECT_FALSE(one_token_down(make_shape(1, 7168, 256, 256, 8), integer_quant(WeightFormat::kGPTQ, 8, 128, false), kSms, false));
+  EXPECT_FALSE(one_token_down(make_shape(1, 768, 384, 16, 8), integer_quant(WeightFormat::kGPTQ, 4, 96, true), kSms, false));  // groups of 96: not wna16_gemv's
+  EXPECT_FALSE(one_token_down(make_shape(1, 4096, 14336, 8, 2), awq, kSms, false));
   // The GPU test's one-token cases (QuantLayer.EdgeShapesAndFp16) all take it.
   for (int64_t topk : {4, 6, 8}) {
-    EXPECT_TRUE(one_token_down(make_shape(1, 1000, 320, 16, topk), integer_quant(WeightFormat::kGPTQ, 4, -1, true), kSms));
-    EXPECT_TRUE(one_token_down(make_shape(1, 512, 320, 8, topk), integer_quant(WeightFormat::kAWQ, 4, 64, true), kSms));
-    EXPECT_TRUE(one_token_down(make_shape(1, 512, 320, 8, topk), integer_quant(WeightFormat::kGPTQ, 4, 32, false), kSms));
-    EXPECT_TRUE(one_token_down(make_shape(1, 512, 256, 32, topk), g128, kSms));
+    EXPECT_TRUE(one_token_down(make_shape(1, 1000, 320, 16, topk), integer_quant(WeightFormat::kGPTQ, 4, -1, true), kSms, false));
+    EXPECT_TRUE(one_token_down(make_shape(1, 512, 320, 8, topk), integer_quant(WeightFormat::kAWQ, 4, 64, true), kSms, false));
+    EXPECT_TRUE(one_token_down(make_shape(1, 512, 320, 8, topk), integer_quant(WeightFormat::kGPTQ, 4, 32, false), kSms, false));
+    EXPECT_TRUE(one_token_down(make_shape(1, 512, 256, 32, topk), g128, kSms, false));
   }
 }
 
@@ -714,9 +717,8 @@ TEST(Planner, FewTokensSkipAlignWithoutAMapOrActOrder) {
       EXPECT_FALSE(direct_table(make_shape(m, 2048, 768, 128, topk), dense, true));
     }
   }
-  // The one-token layer and down kernels stay at one token.
+  // The one-token layer stays at one token.
   EXPECT_FALSE(one_token_layer(make_shape(2, 2048, 768, 128, 8), g128, false, 132));
-  EXPECT_FALSE(one_token_down(make_shape(2, 2048, 768, 128, 8), dense, 132));
 }
 
 TEST(Planner, SmallMSplitUnitIsTwoStagesOfTheGemv) {

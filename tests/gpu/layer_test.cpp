@@ -1199,8 +1199,9 @@ TEST(OneTokenWithoutAlign, EveryPrecisionWithSkippedAndRepeatedIds) {
 
 // A few tokens without align (planner.h, direct_table): every pair its own instance, so an
 // expert two tokens share (one_expert: every token's first slot on expert 0; 16 experts at
-// top-8: most experts shared) is computed once per pair, and the combine (or, top-1, the down
-// GEMV itself) sums them. Ids out of range, in place, H / I off the tiles, fp16. Each case
+// top-8: most experts shared) is computed once per pair, and the combine, the down GEMV per
+// token (top-4 to 8, dense and int4: one_token_down, a CTA row per token) or, top-1, the down
+// GEMV itself sums them. Ids out of range, in place, H / I off the tiles, fp16. Each case
 // checks that the planner takes the direct table, so that a rule change cannot leave it
 // untested.
 TEST(FewTokensWithoutAlign, DenseAndIntegerWithSharedSkippedAndRepeatedIds) {
@@ -1215,7 +1216,7 @@ TEST(FewTokensWithoutAlign, DenseAndIntegerWithSharedSkippedAndRepeatedIds) {
   };
   for (const QuantParams& q : quants) {
     for (int64_t m = 2; m <= kDirectTableMaxTokens; ++m) {
-      for (int32_t topk : {1, 2, 8}) {
+      for (int32_t topk : {1, 2, 4, 8}) {
         if (m * topk > kernels::kMaxDirectPairs) continue;
         GpuCase c = custom(m, 16, 1024, 384, topk, "uniform");
         c.quant = q;
