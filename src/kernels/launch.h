@@ -125,11 +125,6 @@ inline bool gemv_table_ok(const GroupedGemvParams& p) {
   if (p.expert_offsets == nullptr) return p.topk > 0 && p.max_active % p.topk == 0 && p.max_active <= kMaxDirectPairs;
   return p.expert_counts != nullptr;
 }
-/// Whether the one-token down kernels, which sum every instance into one row, take p's table:
-/// align's, or the direct table of one token.
-inline bool gemv_one_token_table(const GroupedGemvParams& p) {
-  return p.expert_offsets != nullptr || p.max_active == p.topk;
-}
 /// The direct table's sorted_pairs on the current device: 0, 1, ..., kMaxDirectPairs - 1.
 cudaError_t direct_pair_order(const int32_t** order);
 /// The dense and wna16 GEMVs are compiled for this many resident CTAs per SM
