@@ -1,6 +1,7 @@
 #include "planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -121,7 +122,8 @@ bool top1_direct_output(const ProblemShape& s, bool has_expert_map) {
 }
 
 bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_count, bool direct) {
-  const bool tokens_ok = s.m == 1 || (direct && s.m > 1 && s.m <= kDirectTableMaxTokens);  // a CTA row per token
+  const bool tokens_ok = s.m == 1 || (direct && s.m > 1 && s.m <= kDirectTableMaxTokens &&
+                                      s.inter >= kOneTokenDownPerTokenMinInter);  // a CTA row per token
   if (!tokens_ok || s.topk < kOneTokenDownMinTopk || s.topk > kOneTokenDownMaxTopk) return false;
   if (q.format == WeightFormat::kDense) return true;
   if (!is_integer_format(q.format) || q.bits != 4 || !wna16_gemv_supports(q)) return false;
@@ -134,9 +136,19 @@ bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_coun
   return down.split_k <= kernels::one_token_down_split(s.topk);
 }
 
+double direct_table_duplicate_bytes(const ProblemShape& s, const QuantParams& q) {
+  if (s.m <= 1 || s.num_experts <= 0) return 0.0;
+  const double e = static_cast<double>(s.num_experts);
+  const double distinct = e * (1.0 - std::pow(1.0 - static_cast<double>(s.topk) / e, static_cast<double>(s.m)));
+  const double extra = std::max(0.0, static_cast<double>(s.m * s.topk) - distinct);
+  const double bytes_per_weight = is_integer_format(q.format) ? q.bits / 8.0 : 2.0;
+  return extra * 3.0 * static_cast<double>(s.hidden) * static_cast<double>(s.inter) * bytes_per_weight;
+}
+
 bool direct_table(const ProblemShape& s, const QuantParams& q, bool has_expert_map) {
   return s.m >= 1 && s.m <= kDirectTableMaxTokens && s.m * s.topk <= kernels::kMaxDirectPairs && !has_expert_map &&
-         !is_fp8_format(q.format) && !(is_integer_format(q.format) && q.has_g_idx);
+         !is_fp8_format(q.format) && !(is_integer_format(q.format) && q.has_g_idx) &&
+         direct_table_duplicate_bytes(s, q) <= static_cast<double>(kDirectTableMaxDuplicateBytes);
 }
 
 kernels::OneTokenLayerPlan one_token_layer_plan(const ProblemShape& s, const QuantParams& q, int32_t sm_count) {

@@ -282,7 +282,7 @@ bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
 /// Whether a small-M layer runs its down GEMV per token with the combine folded in
 /// (kernels::launch_one_token_down, launch_wna16_one_token_down): M = 1 on either expert
 /// table, or up to kDirectTableMaxTokens tokens on the direct table (`direct`: direct_table
-/// holds; a CTA row per token), top-k 4-8, dense weights, or int4 ones that wna16_gemv reads
+/// holds; a CTA row per token) where I >= kOneTokenDownPerTokenMinInter, top-k 4-8, dense weights, or int4 ones that wna16_gemv reads
 /// where its down GEMV would not split K further than the one-token kernel does. A CTA sums
 /// its 16 output rows over its token's experts in shared memory, so neither the y rows nor the
 /// combine's launch remain. Measured (v39, bf16,
@@ -293,25 +293,42 @@ bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
 /// ways there, the one-token kernel's warps 1: half the warps, twice the serial ring stages),
 /// Qwen2 and DeepSeek-V3 0.992-1.029 (no gain): int8 keeps the combine. Not FP8: its down GEMV
 /// reads the intermediate's scales, which the one-token kernels do not take.
+/// v65 (H100, two rounds, against the direct table's down GEMV and combine): Qwen3 (I = 768)
+/// w4a16 M = 2 / 3 0.97 / 0.976, bf16 0.97 / 0.98, Qwen2 TP4 (I = 640) w4a16 M = 2 0.99;
+/// DeepSeek-V3 TP8 (I = 256) w4a16 M = 3 / 4 1.01 / 1.025, bf16 M = 2 1.02.
+inline constexpr int64_t kOneTokenDownPerTokenMinInter = 512;
 inline constexpr int64_t kOneTokenDownMinTopk = kernels::kOneTokenDownMinTopk;
 inline constexpr int64_t kOneTokenDownMaxTopk = kernels::kOneTokenDownMaxTopk;  // one CTA's 8 warps, one expert each at least
 bool one_token_down(const ProblemShape& shape, const QuantParams& quant, int32_t sm_count, bool direct);
 
 /// Whether a small-M layer runs without align (the direct table, kernels::GroupedGemvParams):
 /// at most kDirectTableMaxTokens tokens and kernels::kMaxDirectPairs pairs, no expert map, no
-/// act-order (its x columns are gathered by align's table), dense or integer weights. The
-/// GEMVs take the routing's ids as their instances, instance s being pair s at sorted position
-/// s (an expert that two tokens or slots share is computed once per pair, as its own
-/// instance), and a skipped id's CTAs write zeros to its rows; the one-token down kernels and
-/// the combine read the same ids. At decode the layer is the serial sum of its kernels, of
-/// which align is one (v57 call 3, H100, ncu: 3.9 of Qwen3 w4a16's 28.0 us at M = 1).
+/// act-order (its x columns are gathered by align's table), dense or integer weights, and at
+/// most kDirectTableMaxDuplicateBytes of expected duplicate weight reads
+/// (direct_table_duplicate_bytes). The GEMVs take the routing's ids as their instances,
+/// instance s being pair s at sorted position s (an expert that two tokens share is streamed
+/// once per pair, as its own instance, where align's table streams it once), and a skipped
+/// id's CTAs write zeros to its rows; the one-token down kernels and the combine read the same
+/// ids. At decode the layer is the serial sum of its kernels, of which align is one (v57 call
+/// 3, H100, ncu: 3.9 of Qwen3 w4a16's 28.0 us at M = 1).
 /// Measured (v58, H100, ABBA against align at M = 1, four rounds): bf16 0.88-0.99, w4a16
-/// 0.85-0.98, w8a16 two rounds 0.88-0.99 (Scout top-1 most, Mixtral's long GEMVs least).
+/// 0.85-0.98, w8a16 two rounds 0.88-0.99 (Scout top-1 most, Mixtral's long GEMVs least). v65
+/// (H100, two rounds against align, M = 2-4, the bench's routing): where the expected
+/// duplicates are under 4 MiB, w4a16 Qwen3 M = 2 0.94, DeepSeek-V3 TP8 M = 2-3 0.96, M = 4
+/// 0.995, Qwen2 TP4 M = 2 0.95, Scout M = 2-4 0.89-0.92, w8a16 0.92-0.97, bf16 DeepSeek-V3 M =
+/// 2 0.99, Scout M = 2 0.91; above them up to 1.19x slower (Mixtral bf16 M = 3; Qwen2 M = 4
+/// 1.10, Qwen3 M = 4 1.02-1.06), with gains left out (Qwen2 M = 2 w8a16 / bf16 0.96 / 0.975,
+/// Scout bf16 M = 3-4 0.95, at 5-14 MiB expected).
 /// Not FP8: its x quantizer ran beside align (M = 1 0.95-1.00, Mixtral 1.02-1.03 slower), and
 /// fp8_gemv's kernels with the direct table's prologue were 1.00-1.04x slower at M = 2-16, so
 /// they keep align's (WarpPlace's kDirect).
 inline constexpr int64_t kDirectTableMaxTokens = 4;
+inline constexpr int64_t kDirectTableMaxDuplicateBytes = int64_t{4} << 20;
 bool direct_table(const ProblemShape& shape, const QuantParams& quant, bool has_expert_map);
+/// The weight bytes the direct table streams beyond align's distinct experts, expected under
+/// uniform routing: (M topk - E (1 - (1 - topk / E)^M)) instances, each an expert's codes of
+/// both projections (3 H I weights at bits / 8 bytes, dense 2). Zero at one token.
+double direct_table_duplicate_bytes(const ProblemShape& shape, const QuantParams& quant);
 
 /// Whether a small-M layer runs as one launch for one token (kernels::launch_wna16_one_token_layer:
 /// both GEMMs and the combine, every CTA's share of both GEMMs' weights copied into its shared

@@ -558,9 +558,10 @@ TEST(Planner, OneTokenSumsItsExpertsInTheDownGemv) {
   EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), dense, kSms, false));
   EXPECT_TRUE(one_token_down(make_shape(1, 2048, 1408, 64, kOneTokenDownMinTopk), dense, kSms, false));
   EXPECT_FALSE(one_token_down(make_shape(2, 7168, 256, 256, 8), dense, kSms, false));       // two tokens on align's table
-  EXPECT_TRUE(one_token_down(make_shape(2, 7168, 256, 256, 8), dense, kSms, true));         // a CTA row per token (direct)
-  EXPECT_TRUE(one_token_down(make_shape(kDirectTableMaxTokens, 7168, 256, 256, 8), dense, kSms, true));
-  EXPECT_FALSE(one_token_down(make_shape(kDirectTableMaxTokens + 1, 7168, 256, 256, 8), dense, kSms, true));
+  EXPECT_TRUE(one_token_down(make_shape(2, 2048, 768, 128, 8), dense, kSms, true));         // a CTA row per token (direct)
+  EXPECT_TRUE(one_token_down(make_shape(kDirectTableMaxTokens, 2048, 768, 128, 8), dense, kSms, true));
+  EXPECT_FALSE(one_token_down(make_shape(kDirectTableMaxTokens + 1, 2048, 768, 128, 8), dense, kSms, true));
+  EXPECT_FALSE(one_token_down(make_shape(2, 7168, 256, 256, 8), dense, kSms, true));  // I < kOneTokenDownPerTokenMinInter
   EXPECT_FALSE(one_token_down(make_shape(1, 4096, 14336, 8, 2), dense, kSms, false));       // top-2: measured slower
   EXPECT_FALSE(one_token_down(make_shape(1, 5120, 8192, 16, 1), dense, kSms, false));       // top-1: direct output already
   EXPECT_FALSE(one_token_down(make_shape(1, 2048, 768, 128, kOneTokenDownMaxTopk + 1), dense, kSms, false));  // past a CTA's warps
@@ -710,13 +711,35 @@ TEST(Planner, FewTokensSkipAlignWithoutAMapOrActOrder) {
     EXPECT_FALSE(direct_table(make_shape(1, 2048, 768, 128, topk), dense, true));      // the map: align's lookup
     EXPECT_FALSE(direct_table(make_shape(1, 2048, 768, 128, topk), act_order, false));  // x's columns by align's table
     EXPECT_FALSE(direct_table(make_shape(0, 2048, 768, 128, topk), dense, false));
-    // More tokens: up to kDirectTableMaxTokens, within the identity order's pairs.
+    // More tokens: up to kDirectTableMaxTokens, within the identity order's pairs, on small
+    // experts (no duplicate bytes to speak of).
     for (int64_t m = 2; m <= kDirectTableMaxTokens + 1; ++m) {
       const bool fits = m <= kDirectTableMaxTokens && m * topk <= kernels::kMaxDirectPairs;
-      EXPECT_EQ(direct_table(make_shape(m, 2048, 768, 128, topk), g128, false), fits) << m << " x " << topk;
-      EXPECT_FALSE(direct_table(make_shape(m, 2048, 768, 128, topk), dense, true));
+      EXPECT_EQ(direct_table(make_shape(m, 256, 128, 128, topk), g128, false), fits) << m << " x " << topk;
+      EXPECT_FALSE(direct_table(make_shape(m, 256, 128, 128, topk), dense, true));
     }
   }
+  EXPECT_FALSE(direct_table(make_shape(2, 256, 128, 128, 20), dense, false));  // 40 pairs
+  // At the bench shapes, by the expected duplicate bytes (at most 4 MiB; v65).
+  const QuantParams int8 = integer_quant(WeightFormat::kGPTQ, 8, -1, false);
+  const ProblemShape qwen3 = make_shape(2, 2048, 768, 128, 8);
+  EXPECT_EQ(direct_table_duplicate_bytes(make_shape(1, 2048, 768, 128, 8), dense), 0.0);
+  EXPECT_NEAR(direct_table_duplicate_bytes(qwen3, g128), 0.5 * 3 * 2048 * 768 * 0.5, 1.0);  // 16 - 15.5 instances
+  EXPECT_TRUE(direct_table(qwen3, g128, false));
+  EXPECT_TRUE(direct_table(qwen3, int8, false));
+  EXPECT_FALSE(direct_table(qwen3, dense, false));  // 4.5 MiB
+  EXPECT_TRUE(direct_table(make_shape(3, 2048, 768, 128, 8), g128, false));
+  EXPECT_FALSE(direct_table(make_shape(4, 2048, 768, 128, 8), g128, false));
+  EXPECT_TRUE(direct_table(make_shape(4, 7168, 256, 256, 8), g128, false));   // DeepSeek-V3 TP8
+  EXPECT_TRUE(direct_table(make_shape(2, 7168, 256, 256, 8), dense, false));
+  EXPECT_FALSE(direct_table(make_shape(3, 7168, 256, 256, 8), dense, false));
+  EXPECT_TRUE(direct_table(make_shape(2, 3584, 640, 64, 8), g128, false));    // Qwen2 TP4
+  EXPECT_FALSE(direct_table(make_shape(2, 3584, 640, 64, 8), int8, false));
+  EXPECT_FALSE(direct_table(make_shape(2, 4096, 14336, 8, 2), g128, false));  // Mixtral
+  EXPECT_TRUE(direct_table(make_shape(1, 4096, 14336, 8, 2), dense, false));
+  EXPECT_TRUE(direct_table(make_shape(4, 5120, 1024, 16, 1), g128, false));   // Scout TP8
+  EXPECT_TRUE(direct_table(make_shape(2, 5120, 1024, 16, 1), dense, false));
+  EXPECT_FALSE(direct_table(make_shape(3, 5120, 1024, 16, 1), dense, false));
   // The one-token layer stays at one token.
   EXPECT_FALSE(one_token_layer(make_shape(2, 2048, 768, 128, 8), g128, false, 132));
 }

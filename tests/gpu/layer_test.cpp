@@ -1202,23 +1202,30 @@ TEST(OneTokenWithoutAlign, EveryPrecisionWithSkippedAndRepeatedIds) {
 // top-8: most experts shared) is computed once per pair, and the combine, the down GEMV per
 // token (top-4 to 8, dense and int4: one_token_down, a CTA row per token) or, top-1, the down
 // GEMV itself sums them. Ids out of range, in place, H / I off the tiles, fp16. Each case
-// checks that the planner takes the direct table, so that a rule change cannot leave it
-// untested.
+// checks that the planner takes the direct table (and, dense at top-4 and 8, the down GEMV
+// per token), so that a rule change cannot leave it untested: experts small enough that the
+// expected duplicates stay under kDirectTableMaxDuplicateBytes, I >= 512 for the down GEMV per
+// token.
 TEST(FewTokensWithoutAlign, DenseAndIntegerWithSharedSkippedAndRepeatedIds) {
   REQUIRE_GPU();
   const QuantParams quants[] = {QuantParams(), integer_quant(WeightFormat::kGPTQ, 4, 128, true),
                                 integer_quant(WeightFormat::kAWQ, 4, 64, true),
                                 integer_quant(WeightFormat::kGPTQ, 8, -1, false)};
-  auto run = [](GpuCase c) {
+  int sms = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  auto run = [&](GpuCase c) {
     c.path = KernelPath::kAuto;
     EXPECT_TRUE(direct_table(c.shape, c.quant, false)) << describe(c);
+    if (c.quant.format == WeightFormat::kDense && c.shape.topk >= kOneTokenDownMinTopk && c.shape.inter >= 512) {
+      EXPECT_TRUE(one_token_down(c.shape, c.quant, sms, true)) << describe(c);
+    }
     run_case(c);
   };
   for (const QuantParams& q : quants) {
     for (int64_t m = 2; m <= kDirectTableMaxTokens; ++m) {
       for (int32_t topk : {1, 2, 4, 8}) {
         if (m * topk > kernels::kMaxDirectPairs) continue;
-        GpuCase c = custom(m, 16, 1024, 384, topk, "uniform");
+        GpuCase c = custom(m, 128, 256, 512, topk, "uniform");
         c.quant = q;
         run(c);
         c.routing = "one_expert";
@@ -1229,7 +1236,7 @@ TEST(FewTokensWithoutAlign, DenseAndIntegerWithSharedSkippedAndRepeatedIds) {
         c.out_is_x = true;
         run(c);
       }
-      GpuCase odd = custom(m, 8, 1008, 272, 4, "uniform");
+      GpuCase odd = custom(m, 64, 1008, 272, 4, "uniform");
       odd.quant = is_integer_format(q.format) ? integer_quant(q.format, q.bits, -1, q.has_zeros) : q;
       odd.act = DType::kFP16;
       run(odd);
