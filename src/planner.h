@@ -282,10 +282,10 @@ bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
 /// Whether a small-M layer runs its down GEMV per token with the combine folded in
 /// (kernels::launch_one_token_down, launch_wna16_one_token_down): M = 1 on either expert
 /// table, or up to kDirectTableMaxTokens tokens on the direct table (`direct`: direct_table
-/// holds; a CTA row per token) where I >= kOneTokenDownPerTokenMinInter, top-k 4-8, dense weights, or int4 ones that wna16_gemv reads
-/// where its down GEMV would not split K further than the one-token kernel does. A CTA sums
-/// its 16 output rows over its token's experts in shared memory, so neither the y rows nor the
-/// combine's launch remain. Measured (v39, bf16,
+/// holds; a CTA row per token) where I >= kOneTokenDownPerTokenMinInter; top-k 4-8; dense
+/// weights, or int4 ones that wna16_gemv reads where its down GEMV would not split K further
+/// than the one-token kernel does. A CTA sums its 16 output rows over its token's experts in
+/// shared memory, so neither the y rows nor the combine's launch remain. Measured (v39, bf16,
 /// M = 1, three rounds, against the combine): Qwen2 0.926, DeepSeek-V3 TP8 0.976, Qwen3 0.991
 /// (top-8), Mixtral (top-2, K = 14336) 1.006; top-1 writes its output directly already.
 /// Integer (v57, H100, four ABBA rounds): int4 GPTQ / AWQ g128 Qwen3 0.930-0.943, Qwen2
