@@ -1198,8 +1198,8 @@ TEST(OneTokenWithoutAlign, EveryPrecisionWithSkippedAndRepeatedIds) {
 }
 
 // A few tokens without align (planner.h, direct_table): every pair its own instance, so an
-// expert two tokens share (one_expert: every token's first slot on expert 0; 16 experts at
-// top-8: most experts shared) is computed once per pair, and the combine, the down GEMV per
+// expert two tokens share (one_expert: every token's first slot on expert 0; under uniform
+// routing a few at 128 experts) is computed once per pair, and the combine, the down GEMV per
 // token (top-4 to 8, dense and int4: one_token_down, a CTA row per token) or, top-1, the down
 // GEMV itself sums them. Ids out of range, in place, H / I off the tiles, fp16. Each case
 // checks that the planner takes the direct table (and, dense at top-4 and 8, the down GEMV
