@@ -6,6 +6,8 @@
 
 namespace fusedmoe::kernels {
 
+/// Pairs up to which one warp aligns (align_warp.cuh): a sort over its lanes, no barriers.
+inline constexpr int64_t kWarpAlignPairs = 32;
 /// Pairs up to which one CTA aligns (256 threads up to 2048 pairs and 256 experts, else 1024;
 /// at most 8 pairs each); above, one cooperative launch whose CTAs take chunks of 4 pairs per
 /// thread, kChunk at 256 threads (E <= 256), 4 * kChunk at 1024. Measured (v35, bf16 and

@@ -72,11 +72,27 @@ struct AlignParams {
   int64_t skipped_row_bytes = 0;        // output of a top-1 layer whose down GEMV writes it): the rows of
                                         // skipped pairs are zeroed; pairs <= kZeroSkippedMaxPairs only
 };
-/// beside_predecessor: the one-CTA kernel (pairs up to kSingleCtaPairs) may start while the kernel before
-/// it runs, which must write nothing it reads (the small-M FP8 path's x quantization), and
-/// which lets its successors launch early; it ends after that kernel, so that its successor's
-/// wait covers both. The multi-CTA kernel ignores it.
+/// beside_predecessor: the one-warp or one-CTA kernel (pairs up to kSingleCtaPairs) may start
+/// while the kernel before it runs, which must write nothing it reads (the small-M FP8 path's x
+/// quantization past kWarpAlignPairs pairs), and which lets its successors launch early; it ends
+/// after that kernel, so that its successor's wait covers both. The multi-CTA kernel ignores it.
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool beside_predecessor = false);
+/// The tables and bounds every align kernel needs (E in (0, kMaxExperts]; skipped_rows: 16-byte
+/// rows and alignment, at most kZeroSkippedMaxPairs pairs), and for one warp's (align_warp.cuh,
+/// launch_fp8_quantize's table) at most kWarpAlignPairs pairs.
+inline bool align_params_ok(const AlignParams& p, bool one_warp) {
+  if (p.num_experts <= 0 || p.num_experts > kMaxExperts || p.pairs < 0) return false;
+  if (p.topk_ids == nullptr || p.expert_counts == nullptr || p.expert_offsets == nullptr || p.sorted_pairs == nullptr ||
+      p.active_experts == nullptr) {
+    return false;
+  }
+  if (p.skipped_rows != nullptr &&
+      (p.pairs > kZeroSkippedMaxPairs || p.skipped_row_bytes <= 0 || p.skipped_row_bytes % 16 != 0 ||
+       reinterpret_cast<uintptr_t>(p.skipped_rows) % 16 != 0)) {
+    return false;
+  }
+  return !one_warp || p.pairs <= kWarpAlignPairs;
+}
 
 /// small_m_splitk: the experts' weight rows streamed through tensor-core MMAs with swapped
 /// operands (16 weight rows x 8 tokens), each hit expert's rows read once per 8 * n_tiles of

@@ -1,16 +1,17 @@
 // smxx_align_tokens: groups the m * topk (token, slot) pairs by local expert, on the device,
 // with no host synchronization (CUDA-graph safe).
 //
-// Up to kSingleCtaPairs pairs: one CTA (256 threads for E <= 256 and at most 2048 pairs, else
-// 1024), E <= 1024 counters in shared memory.
+// Up to kWarpAlignPairs pairs: one warp (align_warp.cuh: a bitonic sort over the lanes, no
+// barriers; it zeroes skipped rows too). Up to kSingleCtaPairs pairs: one CTA (256 threads for
+// E <= 256 and at most 2048 pairs, else 1024), E <= 1024 counters in shared memory.
 //   pass 1  count pairs per local expert (shared atomics); pairs whose id is out of range or
 //           whose expert is absent (expert_map = -1) are skipped
 //   scan    exclusive prefix sum of the counts -> expert_offsets; a second scan over
 //           "count > 0" flags -> active_experts in ascending order, their number at [E]
 //   pass 2  scatter: each pair takes the next slot of its expert (shared atomic cursor); where
 //           the layer asks (skipped_rows: top-1, the down GEMV writing the output rows), the
-//           rows of skipped pairs are zeroed, a warp per row (this kernel only, up to
-//           kZeroSkippedMaxPairs pairs)
+//           rows of skipped pairs are zeroed, a warp per row (the one-warp and one-CTA
+//           kernels only, up to kZeroSkippedMaxPairs pairs)
 // More pairs: the same steps in one cooperative launch over chunks of kGridPerThread pairs per
 // thread (a CTA each, at most one CTA per SM), so that no single CTA walks all pairs (one CTA
 // took 90 us for 32768 pairs, bound by the latency of its strided loads): each chunk counts
@@ -27,6 +28,7 @@
 
 #include <algorithm>
 
+#include "align_warp.cuh"
 #include "device_util.cuh"
 #include "launch.h"
 
@@ -195,6 +197,14 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   asm volatile("griddepcontrol.launch_dependents;" :::);
 }
 
+// Up to kWarpAlignPairs pairs: one warp, the same end as align_tokens_kernel's.
+__global__ void __launch_bounds__(32) align_warp_kernel(AlignParams p) {
+  __shared__ int s_sorted[32];
+  align_warp(p, s_sorted);
+  wait_for_predecessor();  // beside its predecessor: ends after it (align_tokens_kernel)
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+}
+
 // Multi-CTA, one cooperative launch, blockDim.x threads (>= num_experts: one per expert) and
 // kGridPerThread pairs each per chunk; CTA c takes chunks c, c + gridDim.x, ... (one each
 // unless the chunks outnumber the SMs).
@@ -264,13 +274,9 @@ __global__ void __launch_bounds__(kMaxThreads) align_grid_kernel(AlignParams p, 
 }  // namespace
 
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool beside_predecessor) {
-  if (p.num_experts <= 0 || p.num_experts > kMaxExperts) return cudaErrorInvalidValue;
-  // Skipped rows are zeroed by the one-CTA kernel only (its CTA lists them).
-  if (p.skipped_rows != nullptr &&
-      (p.pairs > kZeroSkippedMaxPairs || p.skipped_row_bytes <= 0 || p.skipped_row_bytes % 16 != 0 ||
-       reinterpret_cast<uintptr_t>(p.skipped_rows) % 16 != 0)) {
-    return cudaErrorInvalidValue;
-  }
+  // Skipped rows are zeroed by the one-warp and one-CTA kernels only (their CTA lists them).
+  if (!align_params_ok(p, false)) return cudaErrorInvalidValue;
+  if (p.pairs <= kWarpAlignPairs) return launch_maybe_pdl(beside_predecessor, align_warp_kernel, 1, 32, stream, p);
   if (p.pairs <= kSingleCtaPairs) {
     // More than one pair per thread: the batched lookups (at most kOneCtaPerThread each).
     const int threads = p.num_experts <= 256 && p.pairs <= 256 * kOneCtaPerThread ? 256 : kMaxThreads;

@@ -2,7 +2,7 @@
 // against a host count of the same pairs. The layer tests see the alignment only through the
 // outputs; here every output is compared: the expert table (counts, offsets, the active list
 // and its length), each expert's segment of sorted_pairs as a set, row_of_pair, outputs
-// poisoned first. Pair counts cover the one-CTA kernel's two block sizes and both sides of
+// poisoned first. Pair counts cover the one-warp kernel (up to kWarpAlignPairs), the one-CTA kernel's two block sizes and both sides of
 // kSingleCtaPairs, the cooperative kernel with one chunk per CTA and with more chunks than
 // SMs (its CTAs looping), at E = 8 to 1024, with out-of-range ids, an expert map with absent
 // experts and every pair on one expert; and the cooperative kernel under a CUDA graph,
@@ -151,7 +151,7 @@ TEST(AlignTokens, MatchesHostCountOnBothKernels) {
   CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int64_t looping = int64_t{sms} * kernels::kChunk * 3 + 77;  // three chunks per CTA at E <= 256
   std::vector<AlignCase> cases;
-  for (int64_t pairs : {int64_t{1}, int64_t{255}, int64_t{2048}, int64_t{2049}, kernels::kSingleCtaPairs,
+  for (int64_t pairs : {int64_t{1}, int64_t{2}, int64_t{31}, kernels::kWarpAlignPairs, kernels::kWarpAlignPairs + 1, int64_t{255}, int64_t{2048}, int64_t{2049}, kernels::kSingleCtaPairs,
                         kernels::kSingleCtaPairs + 1, int64_t{8192}, int64_t{65536} + 3, looping}) {
     for (int32_t experts : {8, 128, 256, 257, 1024}) {
       cases.push_back({pairs, experts, false, "random"});
@@ -159,6 +159,8 @@ TEST(AlignTokens, MatchesHostCountOnBothKernels) {
     }
   }
   cases.push_back({8192, 256, false, "one"});
+  cases.push_back({kernels::kWarpAlignPairs, 256, false, "one"});
+  cases.push_back({kernels::kWarpAlignPairs, 64, true, "one"});
   cases.push_back({looping, 64, true, "one"});
   cases.push_back({int64_t{4} * 1024 * sms * 2 + 5, 384, false, "random"});  // 1024 threads, two chunks per CTA
   uint64_t seed = 1;
@@ -170,6 +172,38 @@ TEST(AlignTokens, MatchesHostCountOnBothKernels) {
     CUDA_OK(cudaDeviceSynchronize());
     check_alignment(c, d, b);
     if (HasFatalFailure()) return;
+  }
+}
+
+// The rows of skipped pairs zeroed (AlignParams::skipped_rows, a top-1 layer's output that its
+// down GEMV writes), on the one-warp and the one-CTA kernels; every other row keeps its poison.
+TEST(AlignTokens, ZeroesTheRowsOfSkippedPairs) {
+  REQUIRE_GPU();
+  constexpr int64_t kRowBytes = 2880 * 2;
+  for (int64_t pairs : {int64_t{7}, kernels::kWarpAlignPairs, int64_t{300}}) {
+    const AlignCase c{pairs, 16, true, "random"};
+    const AlignData d = make_data(c, 40 + static_cast<uint64_t>(pairs));
+    AlignBuffers b(c, d);
+    b.upload(c, d);
+    DeviceBuffer<uint8_t> rows(pairs * kRowBytes);
+    CUDA_OK(cudaMemset(rows.p, 0xAB, pairs * kRowBytes));
+    b.p.skipped_rows = rows.p;
+    b.p.skipped_row_bytes = kRowBytes;
+    CUDA_OK(kernels::launch_align_tokens(b.p, nullptr));
+    CUDA_OK(cudaDeviceSynchronize());
+    check_alignment(c, d, b);
+    if (HasFatalFailure()) return;
+    const auto host = to_host(rows.p, pairs * kRowBytes);
+    int64_t skipped = 0;
+    for (int64_t i = 0; i < pairs; ++i) {
+      const bool skip = local_of(d, d.ids[i], c.experts) < 0;
+      skipped += skip ? 1 : 0;
+      const uint8_t want = skip ? 0 : 0xAB;
+      for (int64_t j = 0; j < kRowBytes; ++j) {
+        ASSERT_EQ(host[i * kRowBytes + j], want) << c.describe() << " row " << i << " byte " << j;
+      }
+    }
+    EXPECT_GT(skipped, 0) << c.describe() << ": no skipped pair to check";
   }
 }
 
