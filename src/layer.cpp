@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "check.h"
+#include "kernels/fp8_one_token_down.h"
 #include "kernels/launch.h"
 #include "kernels/one_token_layer.h"
 #include "planner.h"
@@ -358,6 +359,7 @@ struct Fp8Quantize {
   const float* topk_weights = nullptr;
   bool amax_ready = false;  // per-tensor dynamic: *amax holds the amax already (gated_act's)
   bool after_predecessor = false;  // launch_fp8_quantize's programmatic dependent launch
+  const kernels::AlignParams* table = nullptr;  // launch_fp8_quantize's: align's table written beside
 };
 Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const void* in, int64_t rows, int64_t cols,
                             const int64_t* live_rows, const float* static_scale, float* amax, const Fp8Quantize& how,
@@ -398,7 +400,7 @@ Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const 
     if (err != cudaSuccess) return cuda_error(err, std::string("fp8_amax ") + what);
   }
   if (q.act_quant == ActQuant::kPerTensorDynamic && !p.whole_tensor) p.amax = amax;
-  const cudaError_t err = kernels::launch_fp8_quantize(p, stream, how.after_predecessor);
+  const cudaError_t err = kernels::launch_fp8_quantize(p, stream, how.after_predecessor, how.table);
   return err == cudaSuccess ? Status() : cuda_error(err, std::string("fp8_quantize ") + what);
 }
 
@@ -523,6 +525,14 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
     g.expert_offsets = nullptr;
     g.active_experts = al.topk_ids;
   }
+  // FP8: the quantized activations' scales as fp8_gemv reads them.
+  auto fp8_act_view = [&](const float* x_scales) {
+    kernels::Fp8ActView xv;
+    xv.kind = fp8_act_kind(quant.act_quant);
+    xv.scales = x_scales;
+    xv.group = quant.block_k;
+    return xv;
+  };
   auto gemm = [&](bool gate_up, const void* x, const void* w, void* out, int64_t n_out, int64_t k,
                   const float* x_scales) {
     g.gate_up = gate_up;
@@ -549,12 +559,8 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
     g.n_tiles = cfg.n_tiles == 8 && g.split_k != 1 ? 4 : cfg.n_tiles;
     cudaError_t e = cudaSuccess;
     if (fp8) {
-      kernels::Fp8ActView xv;
-      xv.kind = fp8_act_kind(quant.act_quant);
-      xv.scales = x_scales;
-      xv.group = quant.block_k;
-      e = kernels::launch_fp8_gemv(g, fp8_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2), xv,
-                                   cfg.ctas_per_sm, stream);
+      e = kernels::launch_fp8_gemv(g, fp8_view(*args.weights, gate_up ? Projection::kW13 : Projection::kW2),
+                                   fp8_act_view(x_scales), cfg.ctas_per_sm, stream);
     } else {
       const kernels::GemvStaging staging = !gate_up && dense_down_ring(k, g.split_k)
                                                ? kernels::GemvStaging::kSharedRing
@@ -608,6 +614,16 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
   FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, g.elem, intermediate, pairs, s.inter, al.expert_offsets + s.num_experts,
                                                 args.weights->w2.input_scale, at<float>(workspace, ws, "amax") + 1,
                                                 after_gemv, quantized, scales, "intermediate", stream));
+  if (down_combines) {
+    g.gate_up = false;
+    g.x = quantized;
+    g.out = down_out;
+    g.n_out = s.hidden;
+    g.k = s.inter;
+    const cudaError_t e =
+        kernels::launch_fp8_one_token_down(g, fp8_view(*args.weights, Projection::kW2), fp8_act_view(scales), stream);
+    return e == cudaSuccess ? Status() : cuda_error(e, "fp8_gemv one-token down launch");
+  }
   return gemm(false, quantized, nullptr, down_out, s.hidden, s.inter, scales);
 }
 
@@ -920,15 +936,6 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
       args.split_k_down <= 0) {
     return run_one_token_layer(args, topk_ids, topk_weights, workspace, ws, sms, stream);
   }
-  // Small-M FP8: x quantized once (amax over every token) before align, which reads nothing of
-  // it and runs beside it (one CTA each at decode); the gate-up GEMV's wait then covers both.
-  const bool x_first = is_fp8_format(args.weights->quant.format) && !grouped;
-  if (x_first) {
-    FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(args.weights->quant, elem_type(in.act_dtype), in.x, s.m, s.hidden,
-                                                  nullptr, args.weights->w13.input_scale, at<float>(workspace, ws, "amax"),
-                                                  Fp8Quantize(), at<void>(workspace, ws, "x_quantized"),
-                                                  at<float>(workspace, ws, "x_scales"), "x", stream));
-  }
   // Top-1 on the small-M path: pair = token, so the down GEMV writes out's rows itself (the
   // routed weight applied there) and align zeroes the rows of skipped pairs, as the combine
   // would: no combine (top1_direct_output). Not where out overlaps x (an in-place call): align
@@ -948,8 +955,22 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
     al.skipped_rows = args.out;
     al.skipped_row_bytes = row_bytes;
   }
+  // Small-M FP8: x quantized once (amax over every token) before align, which reads nothing of
+  // it and runs beside it (one CTA each at decode); the gate-up GEMV's wait then covers both.
+  // Up to kWarpAlignPairs pairs the quantizer's launch writes align's table itself (one more
+  // CTA): no align launch.
+  const bool x_first = is_fp8_format(args.weights->quant.format) && !grouped;
+  const bool table_with_x = x_first && s.m * s.topk <= kernels::kWarpAlignPairs;
+  if (x_first) {
+    Fp8Quantize how;
+    how.table = table_with_x ? &al : nullptr;
+    FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(args.weights->quant, elem_type(in.act_dtype), in.x, s.m, s.hidden,
+                                                  nullptr, args.weights->w13.input_scale, at<float>(workspace, ws, "amax"),
+                                                  how, at<void>(workspace, ws, "x_quantized"),
+                                                  at<float>(workspace, ws, "x_scales"), "x", stream));
+  }
   void* expert_out = at<void>(workspace, ws, "expert_out");
-  if (!direct) FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream, x_first));
+  if (!direct && !table_with_x) FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream, x_first));
   FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, path, al, topk_weights, workspace, ws, sms, stream)
                                    : run_small_m(args, al, direct, topk_weights, workspace, ws, sms,
                                                  direct_out || down_combines ? args.out : expert_out, down_combines,

@@ -126,6 +126,9 @@ bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_coun
                                       s.inter >= kOneTokenDownPerTokenMinInter);  // a CTA row per token
   if (!tokens_ok || s.topk < kOneTokenDownMinTopk || s.topk > kOneTokenDownMaxTopk) return false;
   if (q.format == WeightFormat::kDense) return true;
+  if (is_fp8_format(q.format)) {  // align's table: one token; block scales at any I (v66)
+    return s.m == 1 && (s.inter >= kOneTokenDownPerTokenMinInter || q.format == WeightFormat::kFP8Block);
+  }
   if (!is_integer_format(q.format) || q.bits != 4 || !wna16_gemv_supports(q)) return false;
   // The down GEMV's own split at one token (run_small_m's choice; more tokens, more CTAs: no
   // more ways): the one-token kernel's warps must not split K fewer ways, or it streams with

@@ -291,8 +291,11 @@ bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
 /// Integer (v57, H100, four ABBA rounds): int4 GPTQ / AWQ g128 Qwen3 0.930-0.943, Qwen2
 /// 0.944-0.960, DeepSeek-V3 TP8 0.953-0.974; int8 Qwen3 1.014-1.029 (its down GEMV splits K 2
 /// ways there, the one-token kernel's warps 1: half the warps, twice the serial ring stages),
-/// Qwen2 and DeepSeek-V3 0.992-1.029 (no gain): int8 keeps the combine. Not FP8: its down GEMV
-/// reads the intermediate's scales, which the one-token kernels do not take.
+/// Qwen2 and DeepSeek-V3 0.992-1.029 (no gain): int8 keeps the combine. FP8 at one token
+/// (launch_fp8_one_token_down, align's table) where I >= kOneTokenDownPerTokenMinInter, or
+/// under block scales: v66 (H100, two ABBA rounds against the down GEMV and combine) Qwen2 TP4
+/// 0.950-0.969 and Qwen3 0.964-0.974 in every scaling mode; DeepSeek-V3 TP8 (I = 256) block
+/// 0.980-0.983, per-channel 1.006, per-tensor 1.016.
 /// v65 (H100, two rounds, against the direct table's down GEMV and combine): Qwen3 (I = 768)
 /// w4a16 M = 2 / 3 0.97 / 0.976, bf16 0.97 / 0.98, Qwen2 TP4 (I = 640) w4a16 M = 2 0.99;
 /// DeepSeek-V3 TP8 (I = 256) w4a16 M = 3 / 4 1.01 / 1.025, bf16 M = 2 1.02.

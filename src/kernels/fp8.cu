@@ -25,8 +25,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 
+#include "align_warp.cuh"
 #include "fp8_divide.h"
+#include "fp8_one_token_down.h"
 #include "gemv_common.cuh"
 
 namespace fusedmoe::kernels {
@@ -228,6 +231,21 @@ __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t
   store_vector(p, row, v, o);
 }
 
+// The extra last CTA of a plain-rows launch that also writes align's table (launch_fp8_quantize's
+// `table`: the small-M path's x, at most kWarpAlignPairs pairs): its first warp aligns, and the
+// CTA quantizes nothing. True on that CTA (uniform).
+template <Fp8QuantIn kIn>
+__device__ __forceinline__ bool table_cta(const AlignParams& table) {
+  if constexpr (kIn == Fp8QuantIn::kRows) {
+    if (table.topk_ids != nullptr && blockIdx.x == gridDim.x - 1) {
+      __shared__ int s_sorted[32];
+      if (threadIdx.x < 32) align_warp(table, s_sorted);
+      return true;
+    }
+  }
+  return false;
+}
+
 // Per-group and per-tensor scales: a team of `team` lanes quantizes `per_team` consecutive
 // spans of a row (a span: a group, or 128 columns of a per-tensor row), one 16-byte vector
 // per lane and pass. The launcher picks per_team so that the teams about fill the GPU once: 1
@@ -240,9 +258,10 @@ __device__ __forceinline__ void store_quantized(const Fp8QuantParams& p, int64_t
 // token's local pairs, and lane k of the team stores the span's scale at its k-th pair's row.
 template <typename T, Fp8QuantIn kIn, GatedAct kAct>
 __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8QuantParams p, int64_t span, int team,
-                                                                           int64_t per_team) {
+                                                                           int64_t per_team, AlignParams table) {
   wait_for_predecessor();  // launched after_predecessor; else returns at once
   allow_successor();       // a successor waits for this grid's end before it reads
+  if (table_cta<kIn>(table)) return;
   const int lane = threadIdx.x & 31;
   const int64_t t = (static_cast<int64_t>(blockIdx.x) * (kQuantThreads / 32) + (threadIdx.x >> 5)) * (32 / team) + lane / team;
   const int tl = lane % team;
@@ -358,11 +377,12 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
 // kWhole: one CTA over the whole tensor (whole_tensor: its live rows are contiguous, one
 // "row" of live_rows * cols values under one per-tensor scale).
 template <typename T, int kRowThreads, Fp8QuantIn kIn, GatedAct kAct, bool kWhole = false>
-__global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p) {
+__global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8QuantParams p, AlignParams table) {
   static_assert(kRowThreads == 32 || kRowThreads == kQuantThreads, "a warp or the CTA per row");
   static_assert(!kWhole || (kRowThreads == kQuantThreads && kIn == Fp8QuantIn::kRows), "one CTA, plain rows");
   wait_for_predecessor();  // launched after_predecessor; else returns at once
   allow_successor();       // a successor waits for this grid's end before it reads
+  if (table_cta<kIn>(table)) return;
   using Row = QuantRow<T, kIn, kAct>;
   constexpr bool kHold = kRowThreads == 32;
   constexpr int kBatch = Row::kGated || !kHold ? 4 : 8;  // 32 registers of loads (the CTA's: 16 or 32)
@@ -506,18 +526,32 @@ __device__ __forceinline__ float act_scale(const Fp8ActView& xv, int64_t xrow, i
 // none (126-128 registers) for grids within one wave of 2 and for bound grids that would
 // leave a short second wave (launch_fp8_gemv's ctas_per_sm, chosen by the planner, v18).
 // A bound of 1 is not the same as none: it raised 110 -> 176 registers (ptxas -v).
-template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock, int kMinBlocks>
+// kOneToken (down, one n-tile: launch_fp8_one_token_down): one token's down GEMV with the top-k
+// combine folded in, as small_m_splitk's one_token_down_kernel: the CTA covers one 16-row tile
+// of out for all of the token's experts (WarpPlace::init_one_token, a warp per expert and K
+// slice), their sums added in shared memory (gemv::OneTokenSums); no y rows, no combine launch.
+template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock, int kMinBlocks, bool kOneToken = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv) {
+  static_assert(!kOneToken || (!kGateUp && kNTiles == 1), "one token: the down GEMV, one pass of 8 columns");
   constexpr int kTokensPerPass = 8 * kNTiles;
   // 64-k steps in flight (x2 with the pipeline): 64 bytes per lane and row, 128 for a split
   // grid with one n-tile and per-tensor/row scales (those variants run 2 CTAs per SM at 128
   // registers; unsplit, 76 registers run 3, and four steps there measured 3-17% slower at
   // M = 4-16 on the small experts, v17).
   constexpr int kUnroll = kSplitK > 1 && kNTiles == 1 && !kBlock ? 4 : 2;
-  __shared__ gemv::PartialSums<kSplitK, kNTiles> s_partial;
+  using Shared = std::conditional_t<kOneToken, gemv::OneTokenSums<kSplitK>, gemv::PartialSums<kSplitK, kNTiles>>;
+  __shared__ Shared s_shared;
 
-  gemv::WarpPlace<kSplitK, kGateUp, false> w;  // align's table only (planner.h, direct_table)
-  if (!w.template start<TOut>(p)) return;  // waits for the predecessor where it must (down: later)
+  // Align's table only (planner.h, direct_table); the one-token place takes the type
+  // OneTokenSums adds from (its direct-table branch never taken here).
+  gemv::WarpPlace<kSplitK, kGateUp, kOneToken> w;
+  if constexpr (kOneToken) {
+    s_shared.zero();
+    __syncthreads();
+    w.init_one_token(p);  // reads align's table, complete before down starts (WarpPlace::start)
+  } else {
+    if (!w.template start<TOut>(p)) return;  // waits for the predecessor where it must (down: later)
+  }
   const int64_t K = p.k;
   const int64_t rows = kGateUp ? 2 * p.n_out : p.n_out;
   const uint8_t* w_expert = wv.w + static_cast<int64_t>(w.e) * rows * K;
@@ -692,7 +726,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
           acc[nt][2 + h] *= ws_hi * xs;
         }
     }
-    gemv::finish_pass<TOut, kSplitK, kNTiles, kGateUp>(p, w, c0, acc, s_partial);
+    if constexpr (kOneToken) {
+      s_shared.add(p, w, acc[0]);  // one pass: at most 8 pairs
+    } else {
+      gemv::finish_pass<TOut, kSplitK, kNTiles, kGateUp>(p, w, c0, acc, s_shared);
+    }
+  }
+  if constexpr (kOneToken) {
+    wait_for_predecessor();  // a warp without an expert too: the grid never ends before its predecessor
+    allow_successor();
+    __syncthreads();
+    s_shared.template store<TOut>(p, w.unit0);
   }
 }
 
@@ -782,24 +826,27 @@ bool valid_input(const Fp8QuantParams& p) {
 }
 
 template <typename T, Fp8QuantIn kIn, GatedAct kAct>
-cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stream, bool pdl) {
+cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, const AlignParams& table, cudaStream_t stream, bool pdl) {
   constexpr int64_t kMaxBlocks = 0x7fffffff;
   // Threads the H100/H200 hold at once (132 SMs x 2048): the mappings below spread a few rows
   // over about this many threads and give many rows fewer threads each.
   constexpr int64_t kResidentThreads = 132 * 2048;
+  const unsigned extra = table.topk_ids != nullptr ? 1 : 0;  // the table's CTA (table_cta), last
   if constexpr (kIn == Fp8QuantIn::kRows) {
     if (p.whole_tensor) {
-      return launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, kQuantThreads, kIn, kAct, true>, 1, kQuantThreads, stream, p);
+      return launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, kQuantThreads, kIn, kAct, true>, 1 + extra, kQuantThreads,
+                              stream, p, table);
     }
   }
   if (p.kind == Fp8ActScale::kRow) {
     const bool cta_per_row = p.rows * kQuantThreads <= kResidentThreads;
     const int64_t blocks = cta_per_row ? p.rows : (p.rows + kQuantThreads / 32 - 1) / (kQuantThreads / 32);
     if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
-    const unsigned grid = static_cast<unsigned>(blocks);
-    return cta_per_row
-               ? launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, kQuantThreads, kIn, kAct>, grid, kQuantThreads, stream, p)
-               : launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, 32, kIn, kAct>, grid, kQuantThreads, stream, p);
+    const unsigned grid = static_cast<unsigned>(blocks) + extra;
+    return cta_per_row ? launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, kQuantThreads, kIn, kAct>, grid, kQuantThreads,
+                                          stream, p, table)
+                       : launch_maybe_pdl(pdl, fp8_quantize_rows_kernel<T, 32, kIn, kAct>, grid, kQuantThreads, stream, p,
+                                          table);
   }
   // Spans: the groups, or 128 columns per span for a per-tensor scale (kE4M3Grouped's block).
   const int64_t span = p.kind == Fp8ActScale::kGroup ? p.group : kFp8ScaleBlock;
@@ -811,22 +858,22 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, cudaStream_t stre
   const int64_t teams_per_cta = kQuantThreads / 32 * (32 / team);
   const int64_t blocks = (teams + teams_per_cta - 1) / teams_per_cta;
   if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
-  return launch_maybe_pdl(pdl, fp8_quantize_spans_kernel<T, kIn, kAct>, static_cast<unsigned>(blocks), kQuantThreads,
-                          stream, p, span, team, per_team);
+  return launch_maybe_pdl(pdl, fp8_quantize_spans_kernel<T, kIn, kAct>, static_cast<unsigned>(blocks) + extra,
+                          kQuantThreads, stream, p, span, team, per_team, table);
 }
 
 template <typename T>
-cudaError_t launch_fp8_quantize_view(const Fp8QuantParams& p, cudaStream_t stream, bool pdl) {
+cudaError_t launch_fp8_quantize_view(const Fp8QuantParams& p, const AlignParams& table, cudaStream_t stream, bool pdl) {
   switch (p.in_kind) {
     // The plain views have no activation: one instantiation (kSilu, unused).
-    case Fp8QuantIn::kRows: return launch_fp8_quantize_typed<T, Fp8QuantIn::kRows, GatedAct::kSilu>(p, stream, pdl);
+    case Fp8QuantIn::kRows: return launch_fp8_quantize_typed<T, Fp8QuantIn::kRows, GatedAct::kSilu>(p, table, stream, pdl);
     case Fp8QuantIn::kGatherTokens:
-      return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatherTokens, GatedAct::kSilu>(p, stream, pdl);
+      return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatherTokens, GatedAct::kSilu>(p, table, stream, pdl);
     case Fp8QuantIn::kScatterTokens:
-      return launch_fp8_quantize_typed<T, Fp8QuantIn::kScatterTokens, GatedAct::kSilu>(p, stream, pdl);
+      return launch_fp8_quantize_typed<T, Fp8QuantIn::kScatterTokens, GatedAct::kSilu>(p, table, stream, pdl);
     case Fp8QuantIn::kGatedAct:
       return dispatch_act(p.act, [&](auto a) {
-        return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, decltype(a)::value>(p, stream, pdl);
+        return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, decltype(a)::value>(p, table, stream, pdl);
       });
   }
   return cudaErrorInvalidValue;
@@ -851,8 +898,12 @@ cudaError_t launch_fp8_amax(ElemType elem, const void* in, int64_t rows, int64_t
   return cudaGetLastError();
 }
 
-cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bool after_predecessor) {
+cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bool after_predecessor,
+                                const AlignParams* table) {
   if (!valid_input(p) || p.out == nullptr) return cudaErrorInvalidValue;
+  if (table != nullptr && (!align_params_ok(*table, true) || p.in_kind != Fp8QuantIn::kRows || p.rows == 0)) {
+    return cudaErrorInvalidValue;
+  }
   if (p.kind == Fp8ActScale::kGroup && (p.group <= 0 || p.group % kVec != 0)) return cudaErrorInvalidValue;
   if (p.whole_tensor && (p.kind != Fp8ActScale::kTensor || p.tensor_scale != nullptr || p.in_kind != Fp8QuantIn::kRows ||
                          p.out_kind != Fp8QuantOut::kF16Values || p.scales == nullptr ||
@@ -869,8 +920,10 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bo
     return cudaErrorInvalidValue;
   }
   if (p.rows == 0) return cudaSuccess;
-  return p.elem == ElemType::kBF16 ? launch_fp8_quantize_view<__nv_bfloat16>(p, stream, after_predecessor)
-                                   : launch_fp8_quantize_view<__half>(p, stream, after_predecessor);
+  const AlignParams none;  // topk_ids nullptr: no table's CTA
+  const AlignParams& t = table != nullptr ? *table : none;
+  return p.elem == ElemType::kBF16 ? launch_fp8_quantize_view<__nv_bfloat16>(p, t, stream, after_predecessor)
+                                   : launch_fp8_quantize_view<__half>(p, t, stream, after_predecessor);
 }
 
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
@@ -889,6 +942,34 @@ cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w,
   const Fp8GemvKernel kernel = fp8_kernel_for(p.elem, block, p.gate_up, p.split_k, p.n_tiles, ctas_per_sm);
   if (kernel == nullptr) return cudaErrorInvalidValue;
   return launch_with_pdl(kernel, gemv::grid_for(p), dim3(kThreads), stream, p, w, x);
+}
+
+cudaError_t launch_fp8_one_token_down(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
+                                      cudaStream_t stream) {
+  // One token: its experts are at most top-k, which one CTA's warps cover (align's table).
+  if (p.gate_up || p.k <= 0 || p.k % 16 != 0 || p.k > kFp8GemvMaxK || p.n_out <= 0 || p.topk < kOneTokenDownMinTopk ||
+      p.topk > kOneTokenDownMaxTopk || p.num_experts <= 0 || w.w == nullptr || w.scales == nullptr ||
+      x.scales == nullptr || p.expert_offsets == nullptr || !gemv_table_ok(p) || gemv::one_token_down_tokens(p) <= 0) {
+    return cudaErrorInvalidValue;
+  }
+  const bool block = w.kind == Fp8WeightScale::kBlock;
+  if (block && (w.block_k % 64 != 0 || w.block_n <= 0 || x.kind != Fp8ActScale::kGroup || x.group != w.block_k)) {
+    return cudaErrorInvalidValue;
+  }
+  if (!block && x.kind == Fp8ActScale::kGroup) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16), 1);
+  const bool split = one_token_down_split(p.topk) == 2;
+  auto launch = [&](auto out, auto is_block) -> cudaError_t {
+    using T = decltype(out);
+    constexpr bool kB = decltype(is_block)::value;
+    const Fp8GemvKernel kernel =
+        split ? fp8_gemv_kernel<T, 2, 1, false, kB, 0, true> : fp8_gemv_kernel<T, 1, 1, false, kB, 0, true>;
+    return launch_with_pdl(kernel, grid, dim3(kThreads), stream, p, w, x);
+  };
+  using Block = std::true_type;
+  using Scaled = std::false_type;
+  if (p.elem == ElemType::kBF16) return block ? launch(__nv_bfloat16(), Block()) : launch(__nv_bfloat16(), Scaled());
+  return block ? launch(__half(), Block()) : launch(__half(), Scaled());
 }
 
 cudaError_t fp8_gemv_resident_ctas(ElemType elem, bool block, bool gate_up, int32_t split_k, int32_t n_tiles,

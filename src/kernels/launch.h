@@ -349,7 +349,11 @@ inline constexpr int64_t kFp8WholeTensorValues = 16384;
 /// before reading (the small-M path's intermediate, after the gate-up GEMV). Every quantize
 /// kernel lets its successor launch at once (a launch_align_tokens beside it, or a GEMV that
 /// waits for it).
-cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bool after_predecessor = false);
+/// table (plain rows only, at most kWarpAlignPairs pairs): the launch also writes align's table
+/// of these pairs, from one more CTA (align_warp.cuh), so that the small-M FP8 path launches no
+/// align; a successor's wait covers it.
+cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bool after_predecessor = false,
+                                const AlignParams* table = nullptr);
 
 /// fp8_gemv: small_m_splitk's grid, split-K and epilogue over e4m3 weights and activations
 /// quantized by fp8_quantize (fp16 holding e4m3 values: products exact, fp32 accumulation),

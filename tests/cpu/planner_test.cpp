@@ -566,7 +566,16 @@ TEST(Planner, OneTokenSumsItsExpertsInTheDownGemv) {
   EXPECT_FALSE(one_token_down(make_shape(1, 5120, 8192, 16, 1), dense, kSms, false));       // top-1: direct output already
   EXPECT_FALSE(one_token_down(make_shape(1, 2048, 768, 128, kOneTokenDownMaxTopk + 1), dense, kSms, false));  // past a CTA's warps
   QuantParams fp8 = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken);
-  EXPECT_FALSE(one_token_down(make_shape(1, 7168, 256, 256, 8), fp8, kSms, false));  // its down GEMV reads the intermediate's scales
+  // FP8 at one token (align's table, which x's quantizer writes) where I >= 512 (v66), or
+  // under block scales.
+  const QuantParams fp8_block = fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup);
+  EXPECT_TRUE(one_token_down(make_shape(1, 2048, 768, 128, 8), fp8, kSms, false));   // Qwen3
+  const QuantParams fp8_tensor = fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic);
+  EXPECT_TRUE(one_token_down(make_shape(1, 3584, 640, 64, 8), fp8_tensor, kSms, false));  // Qwen2 TP4
+  EXPECT_FALSE(one_token_down(make_shape(1, 7168, 256, 256, 8), fp8, kSms, false));  // DeepSeek-V3 TP8: I < 512
+  EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), fp8_block, kSms, false));
+  EXPECT_FALSE(one_token_down(make_shape(2, 2048, 768, 128, 8), fp8, kSms, false));  // two tokens
+  EXPECT_FALSE(one_token_down(make_shape(1, 4096, 14336, 8, 2), fp8, kSms, false));  // top-2
   // int4 where wna16_gemv reads it and its down GEMV would not split K more ways than the
   // one-token kernel's warps (v57): the bench shapes at top-8 in groups of 128 or per channel.
   const QuantParams g128 = integer_quant(WeightFormat::kGPTQ, 4, 128, true);

@@ -1244,6 +1244,63 @@ TEST(FewTokensWithoutAlign, DenseAndIntegerWithSharedSkippedAndRepeatedIds) {
   }
 }
 
+// A few FP8 tokens, at most kWarpAlignPairs pairs: x's quantizer launch writes align's table
+// from one more CTA (align_warp.cuh), so that no align runs, and one token at top-4 to 8 sums
+// its experts in the down GEMV (launch_fp8_one_token_down; planner.h one_token_down: I >= 512,
+// or block scales). Every scaling mode, M = 1-4 at top-1/2/4/8 and top-1 at 32 tokens (the
+// down GEMV writes out's rows; the table's CTA zeroes a skipped token's row), ids out of range,
+// every token's slots on one expert, in place, fp16, and H / I off the tiles (a partial last
+// block for block scales, the one-token down there only).
+TEST(FewTokensFp8, AlignTableFromXsQuantizerAndOneTokenDown) {
+  REQUIRE_GPU();
+  const QuantParams quants[] = {fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken),
+                                fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup),
+                                fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic),
+                                fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerTensorStatic)};
+  int sms = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  auto run = [&](GpuCase c) {
+    c.path = KernelPath::kAuto;
+    EXPECT_LE(c.shape.m * c.shape.topk, kernels::kWarpAlignPairs) << describe(c);
+    if (c.shape.inter >= 512) {
+      EXPECT_EQ(one_token_down(c.shape, c.quant, sms, false), c.shape.m == 1 && c.shape.topk >= kOneTokenDownMinTopk)
+          << describe(c);
+    }
+    run_case(c);
+  };
+  for (const QuantParams& q : quants) {
+    // Not under per-tensor dynamic scales: the GPU's intermediate has no row for a skipped slot
+    // (OneTokenWithoutAlign).
+    const bool skips = q.act_quant != ActQuant::kPerTensorDynamic;
+    for (int64_t m = 1; m <= 4; ++m) {
+      for (int32_t topk : {1, 2, 4, 8}) {
+        GpuCase c = custom(m, 64, 512, 512, topk, "uniform");
+        c.quant = q;
+        run(c);
+        c.routing = "one_expert";
+        run(c);
+        if (!skips) continue;
+        c.routing = "uniform";
+        c.bad_ids = true;
+        run(c);
+        c.out_is_x = true;
+        run(c);
+      }
+    }
+    GpuCase top1 = custom(kernels::kWarpAlignPairs, 16, 512, 512, 1, "uniform");
+    top1.quant = q;
+    run(top1);
+    top1.bad_ids = skips;
+    run(top1);
+    GpuCase odd = custom(3, 8, 1008, 272, 4, "uniform");
+    odd.quant = q;
+    odd.act = DType::kFP16;
+    run(odd);
+    odd.shape.m = 1;
+    run(odd);
+  }
+}
+
 // The one-token int4 layer (planner.h one_token_layer: both GEMMs and the combine in one
 // cooperative launch) at the bench shapes it takes and on every variant it reads. Each case
 // checks that the planner sends it there, so that a rule change cannot leave it untested.

@@ -291,5 +291,40 @@ TEST(Fp8Quantize, ScatterRefusesMorePairsThanASpanTeamHolds) {
   EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr), cudaErrorInvalidValue);
 }
 
+TEST(Fp8Quantize, TableRefusesWhatOneWarpDoesNot) {
+  // Checked before any launch: no GPU needed. The table's CTA (align_warp.cuh) takes plain rows
+  // and at most kWarpAlignPairs pairs, with align's tables.
+  uint16_t in_word = 0, out_word = 0;
+  float scale = 1.0f;
+  int32_t ids[1] = {0}, counts[1] = {0}, sorted[1] = {0}, active[2] = {0, 0};
+  int64_t offsets[2] = {0, 0};
+  kernels::Fp8QuantParams p;
+  p.in = &in_word;
+  p.out = &out_word;
+  p.scales = &scale;
+  p.kind = Fp8ActScale::kRow;
+  p.rows = 1;
+  p.cols = 8;
+  kernels::AlignParams t;
+  t.topk_ids = ids;
+  t.pairs = kernels::kWarpAlignPairs + 1;
+  t.global_experts = 1;
+  t.num_experts = 1;
+  t.expert_counts = counts;
+  t.expert_offsets = offsets;
+  t.sorted_pairs = sorted;
+  t.active_experts = active;
+  EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr, false, &t), cudaErrorInvalidValue);
+  t.pairs = 1;
+  t.num_experts = kernels::kMaxExperts + 1;
+  EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr, false, &t), cudaErrorInvalidValue);
+  t.num_experts = 1;
+  t.sorted_pairs = nullptr;
+  EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr, false, &t), cudaErrorInvalidValue);
+  t.sorted_pairs = sorted;
+  p.in_kind = kernels::Fp8QuantIn::kGatedAct;  // plain rows only
+  EXPECT_EQ(kernels::launch_fp8_quantize(p, nullptr, false, &t), cudaErrorInvalidValue);
+}
+
 }  // namespace
 }  // namespace fusedmoe
