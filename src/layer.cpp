@@ -937,10 +937,11 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
     return run_one_token_layer(args, topk_ids, topk_weights, workspace, ws, sms, stream);
   }
   // Top-1 on the small-M path: pair = token, so the down GEMV writes out's rows itself (the
-  // routed weight applied there) and align zeroes the rows of skipped pairs, as the combine
-  // would: no combine (top1_direct_output). Not where out overlaps x (an in-place call): align
-  // would zero rows of x before the gate-up GEMV (or, FP8, x's quantizer beside it) reads them.
-  // The direct table's down GEMV zeroes a skipped token's row itself (without align).
+  // routed weight applied there) and align (FP8 up to 32 pairs: the table's CTA of x's
+  // quantizer) zeroes the rows of skipped pairs, as the combine would: no combine
+  // (top1_direct_output). Not where out overlaps x (an in-place call): align would zero rows of
+  // x before the gate-up GEMV (or, FP8, x's quantizer beside it) reads them. The direct table's
+  // down GEMV zeroes a skipped token's row itself (without align).
   const int64_t row_bytes = s.hidden * dtype_size(in.act_dtype);
   const char* x_begin = static_cast<const char*>(in.x);
   const char* out_begin = static_cast<const char*>(args.out);

@@ -1096,7 +1096,7 @@ TEST_P(Fp8Layer, PartialBlocksEdgesAndModes) {
   GpuCase ep_one = custom(40, 16, 512, 256, 1, "uniform");
   ep_one.ep_half = true;  // topk 1: about half the tokens have no local pair
   run_fp8_case(ep_one, channel);
-  ep_one.shape.m = 9;  // no combine: align, beside x's quantizer, zeroes the skipped rows
+  ep_one.shape.m = 9;  // no combine: the table's CTA of x's quantizer zeroes the skipped rows (9 pairs)
   run_fp8_case(ep_one, channel);
   run_fp8_case(ep_one, fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic));
   run_fp8_case(custom(13, 16, 1024, 512, 2, "softmax_topk"), fp8_quant(WeightFormat::kFP8PerChannel,
