@@ -549,6 +549,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
     s_shared.zero();
     __syncthreads();
     w.init_one_token(p);  // reads align's table, complete before down starts (WarpPlace::start)
+    // A warp without an expert waits here (the others in their pass), so that the grid never
+    // ends before its predecessor and no load follows a later wait.
+    if (w.count == 0) wait_for_predecessor();
   } else {
     if (!w.template start<TOut>(p)) return;  // waits for the predecessor where it must (down: later)
   }
@@ -733,7 +736,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
     }
   }
   if constexpr (kOneToken) {
-    wait_for_predecessor();  // a warp without an expert too: the grid never ends before its predecessor
     allow_successor();
     __syncthreads();
     s_shared.template store<TOut>(p, w.unit0);
