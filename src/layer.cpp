@@ -533,6 +533,16 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
     xv.group = quant.block_k;
     return xv;
   };
+  // The one-token down GEMV's parameters (one_token_down): activations x, weights w (FP8:
+  // unused, its view passed apart).
+  auto one_token_down_params = [&](const void* x, const void* w) {
+    g.gate_up = false;
+    g.x = x;
+    g.w = w;
+    g.out = down_out;
+    g.n_out = s.hidden;
+    g.k = s.inter;
+  };
   auto gemm = [&](bool gate_up, const void* x, const void* w, void* out, int64_t n_out, int64_t k,
                   const float* x_scales) {
     g.gate_up = gate_up;
@@ -591,12 +601,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
     FUSEDMOE_RETURN_IF_ERROR(gemm(true, x, args.weights->w13.weight, intermediate, s.inter, s.hidden, nullptr));
     g.topk = s.topk;
     if (down_combines) {
-      g.gate_up = false;
-      g.x = intermediate;
-      g.w = args.weights->w2.weight;
-      g.out = down_out;
-      g.n_out = s.hidden;
-      g.k = s.inter;
+      one_token_down_params(intermediate, args.weights->w2.weight);
       const cudaError_t e = integer ? kernels::launch_wna16_one_token_down(g, quant_view(*args.weights, Projection::kW2), stream)
                                     : kernels::launch_one_token_down(g, stream);
       return e == cudaSuccess ? Status() : cuda_error(e, std::string(integer ? "wna16_gemv" : "small_m_splitk") + " one-token down launch");
@@ -615,11 +620,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
                                                 args.weights->w2.input_scale, at<float>(workspace, ws, "amax") + 1,
                                                 after_gemv, quantized, scales, "intermediate", stream));
   if (down_combines) {
-    g.gate_up = false;
-    g.x = quantized;
-    g.out = down_out;
-    g.n_out = s.hidden;
-    g.k = s.inter;
+    one_token_down_params(quantized, nullptr);
     const cudaError_t e =
         kernels::launch_fp8_one_token_down(g, fp8_view(*args.weights, Projection::kW2), fp8_act_view(scales), stream);
     return e == cudaSuccess ? Status() : cuda_error(e, "fp8_gemv one-token down launch");

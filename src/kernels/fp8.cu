@@ -928,19 +928,31 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bo
                                    : launch_fp8_quantize_view<__half>(p, t, stream, after_predecessor);
 }
 
+namespace {
+
+// The checks both fp8_gemv launchers share: K, the weights, both scale arrays and align's table
+// (WarpPlace's kDirect), and block weights with per-group activations of the same block_k
+// (docs/FORMATS.md), other weights without.
+bool fp8_gemv_args_ok(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x) {
+  if (p.k <= 0 || p.k % 16 != 0 || p.k > kFp8GemvMaxK || p.n_out <= 0 || w.w == nullptr || w.scales == nullptr ||
+      x.scales == nullptr || p.expert_offsets == nullptr || !gemv_table_ok(p)) {
+    return false;
+  }
+  if (w.kind == Fp8WeightScale::kBlock) {
+    return w.block_k % 64 == 0 && w.block_n > 0 && x.kind == Fp8ActScale::kGroup && x.group == w.block_k;
+  }
+  return x.kind != Fp8ActScale::kGroup;
+}
+
+}  // namespace
+
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                             int32_t ctas_per_sm, cudaStream_t stream) {
-  if (p.k <= 0 || p.k % 16 != 0 || p.k > kFp8GemvMaxK || p.n_out <= 0 || p.max_active <= 0 || p.max_active > 65535 || w.w == nullptr ||
-      w.scales == nullptr || x.scales == nullptr || (ctas_per_sm != 0 && ctas_per_sm != kFp8GemvBoundCtasPerSm) ||
-      p.expert_offsets == nullptr || !gemv_table_ok(p)) {  // align's table only (WarpPlace's kDirect)
+  if (!fp8_gemv_args_ok(p, w, x) || p.max_active <= 0 || p.max_active > 65535 ||
+      (ctas_per_sm != 0 && ctas_per_sm != kFp8GemvBoundCtasPerSm)) {
     return cudaErrorInvalidValue;
   }
   const bool block = w.kind == Fp8WeightScale::kBlock;
-  // Block weights go with per-group activations of the same block_k (docs/FORMATS.md).
-  if (block && (w.block_k % 64 != 0 || w.block_n <= 0 || x.kind != Fp8ActScale::kGroup || x.group != w.block_k)) {
-    return cudaErrorInvalidValue;
-  }
-  if (!block && x.kind == Fp8ActScale::kGroup) return cudaErrorInvalidValue;
   const Fp8GemvKernel kernel = fp8_kernel_for(p.elem, block, p.gate_up, p.split_k, p.n_tiles, ctas_per_sm);
   if (kernel == nullptr) return cudaErrorInvalidValue;
   return launch_with_pdl(kernel, gemv::grid_for(p), dim3(kThreads), stream, p, w, x);
@@ -949,16 +961,11 @@ cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w,
 cudaError_t launch_fp8_one_token_down(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                                       cudaStream_t stream) {
   // One token: its experts are at most top-k, which one CTA's warps cover (align's table).
-  if (p.gate_up || p.k <= 0 || p.k % 16 != 0 || p.k > kFp8GemvMaxK || p.n_out <= 0 || p.topk < kOneTokenDownMinTopk ||
-      p.topk > kOneTokenDownMaxTopk || p.num_experts <= 0 || w.w == nullptr || w.scales == nullptr ||
-      x.scales == nullptr || p.expert_offsets == nullptr || !gemv_table_ok(p) || gemv::one_token_down_tokens(p) <= 0) {
+  if (!fp8_gemv_args_ok(p, w, x) || p.gate_up || p.topk < kOneTokenDownMinTopk || p.topk > kOneTokenDownMaxTopk ||
+      p.num_experts <= 0 || gemv::one_token_down_tokens(p) <= 0) {
     return cudaErrorInvalidValue;
   }
   const bool block = w.kind == Fp8WeightScale::kBlock;
-  if (block && (w.block_k % 64 != 0 || w.block_n <= 0 || x.kind != Fp8ActScale::kGroup || x.group != w.block_k)) {
-    return cudaErrorInvalidValue;
-  }
-  if (!block && x.kind == Fp8ActScale::kGroup) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16), 1);
   const bool split = one_token_down_split(p.topk) == 2;
   auto launch = [&](auto out, auto is_block) -> cudaError_t {
