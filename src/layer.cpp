@@ -609,22 +609,26 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
     return gemm(false, intermediate, args.weights->w2.weight, down_out, s.hidden, s.inter, nullptr);
   }
   // FP8: x was quantized by layer_run; the activation output is quantized between the GEMMs
-  // (its live rows: the local pairs, expert_offsets[E]; FP8 always aligns: direct_table).
-  void* quantized = at<void>(workspace, ws, "intermediate_quantized");
-  float* scales = at<float>(workspace, ws, "intermediate_scales");
+  // (its live rows: the local pairs, expert_offsets[E]; FP8 always aligns: direct_table), at
+  // one token by the down GEMV itself (its static per-tensor scale passed, dynamic ones not).
   FUSEDMOE_RETURN_IF_ERROR(gemm(true, at<void>(workspace, ws, "x_quantized"), nullptr, intermediate, s.inter, s.hidden,
                                 at<float>(workspace, ws, "x_scales")));
+  if (down_combines) {
+    one_token_down_params(intermediate, nullptr);
+    const bool static_scale = quant.act_quant == ActQuant::kPerTensorStatic;
+    float* amax = quant.act_quant == ActQuant::kPerTensorDynamic ? at<float>(workspace, ws, "amax") + 1 : nullptr;
+    const cudaError_t e = kernels::launch_fp8_one_token_down(
+        g, fp8_view(*args.weights, Projection::kW2), fp8_act_view(static_scale ? args.weights->w2.input_scale : nullptr),
+        amax, stream);
+    return e == cudaSuccess ? Status() : cuda_error(e, "fp8_gemv one-token down launch");
+  }
+  void* quantized = at<void>(workspace, ws, "intermediate_quantized");
+  float* scales = at<float>(workspace, ws, "intermediate_scales");
   Fp8Quantize after_gemv;
   after_gemv.after_predecessor = true;  // starts under the gate-up GEMV's tail, reads after it
   FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, g.elem, intermediate, pairs, s.inter, al.expert_offsets + s.num_experts,
                                                 args.weights->w2.input_scale, at<float>(workspace, ws, "amax") + 1,
                                                 after_gemv, quantized, scales, "intermediate", stream));
-  if (down_combines) {
-    one_token_down_params(quantized, nullptr);
-    const cudaError_t e =
-        kernels::launch_fp8_one_token_down(g, fp8_view(*args.weights, Projection::kW2), fp8_act_view(scales), stream);
-    return e == cudaSuccess ? Status() : cuda_error(e, "fp8_gemv one-token down launch");
-  }
   return gemm(false, quantized, nullptr, down_out, s.hidden, s.inter, scales);
 }
 

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "kernels/align_geometry.h"
+#include "kernels/fp8_one_token_geometry.h"
 #include "kernels/kernel_limits.h"
 #include "validate.h"
 
@@ -126,8 +127,9 @@ bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_coun
                                       s.inter >= kOneTokenDownPerTokenMinInter);  // a CTA row per token
   if (!tokens_ok || s.topk < kOneTokenDownMinTopk || s.topk > kOneTokenDownMaxTopk) return false;
   if (q.format == WeightFormat::kDense) return true;
-  if (is_fp8_format(q.format)) {  // align's table: one token; block scales at any I (v66)
-    return s.m == 1 && (s.inter >= kOneTokenDownPerTokenMinInter || q.format == WeightFormat::kFP8Block);
+  if (is_fp8_format(q.format)) {  // align's table: one token; block scales at any I (v66); its rows in shared memory
+    return s.m == 1 && (s.inter >= kOneTokenDownPerTokenMinInter || q.format == WeightFormat::kFP8Block) &&
+           kernels::fp8_one_token_down_supports(s.inter, s.topk, q.act_quant == ActQuant::kPerGroup, q.block_k);
   }
   if (!is_integer_format(q.format) || q.bits != 4 || !wna16_gemv_supports(q)) return false;
   // The down GEMV's own split at one token (run_small_m's choice; more tokens, more CTAs: no

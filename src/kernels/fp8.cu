@@ -197,13 +197,13 @@ __device__ __forceinline__ void grouped_scale_slot(const Fp8QuantParams& p, int6
 // A vector (8 columns) quantized with scale q.s (a DynamicScale or a StaticScale): 8 e4m3
 // bytes (o[0..1]) or 8 fp16 holding them (o[0..3]).
 template <typename Scale>
-__device__ __forceinline__ void quantize_vector(const Fp8QuantParams& p, const float (&f)[kVec], const Scale& q,
+__device__ __forceinline__ void quantize_vector(bool e4m3_bytes, const float (&f)[kVec], const Scale& q,
                                                 uint32_t (&o)[4]) {
 #pragma unroll
   for (int j = 0; j < kVec; j += 2) {
     const __nv_fp8_storage_t q0 = __nv_cvt_float_to_fp8(q.divide(f[j]), __NV_SATFINITE, __NV_E4M3);
     const __nv_fp8_storage_t q1 = __nv_cvt_float_to_fp8(q.divide(f[j + 1]), __NV_SATFINITE, __NV_E4M3);
-    if (p.out_kind == Fp8QuantOut::kE4M3Grouped) {
+    if (e4m3_bytes) {
       const uint32_t two = static_cast<uint32_t>(q0) | (static_cast<uint32_t>(q1) << 8);
       if (j % 4 == 0) o[j / 4] = two; else o[j / 4] |= two << 16;
     } else {
@@ -212,6 +212,11 @@ __device__ __forceinline__ void quantize_vector(const Fp8QuantParams& p, const f
       o[j / 2] = static_cast<uint32_t>(h0.x) | (static_cast<uint32_t>(h1.x) << 16);
     }
   }
+}
+template <typename Scale>
+__device__ __forceinline__ void quantize_vector(const Fp8QuantParams& p, const float (&f)[kVec], const Scale& q,
+                                                uint32_t (&o)[4]) {
+  quantize_vector(p.out_kind == Fp8QuantOut::kE4M3Grouped, f, q, o);
 }
 
 // Vector v of row `row`: quantize_vector's words.
@@ -520,18 +525,136 @@ __device__ __forceinline__ float act_scale(const Fp8ActView& xv, int64_t xrow, i
   }
 }
 
-// kMinBlocks: the resident CTAs per SM a variant is compiled for (__launch_bounds__), 0 for
-// no bound (ptxas takes what the code needs: 2 CTAs for the one-n-tile kernels, 1-2 for four).
-// Block scales at one n-tile come in both: 3 (80 registers, a few spills) for full waves,
-// none (126-128 registers) for grids within one wave of 2 and for bound grids that would
-// leave a short second wave (launch_fp8_gemv's ctas_per_sm, chosen by the planner, v18).
-// A bound of 1 is not the same as none: it raised 110 -> 176 registers (ptxas -v).
-// kOneToken (down, one n-tile: launch_fp8_one_token_down): one token's down GEMV with the top-k
-// combine folded in, as small_m_splitk's one_token_down_kernel: the CTA covers one 16-row tile
-// of out for all of the token's experts (WarpPlace::init_one_token, a warp per expert and K
-// slice), their sums added in shared memory (gemv::OneTokenSums); no y rows, no combine launch.
-template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock, int kMinBlocks, bool kOneToken = false>
-__global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv) {
+// The max of v over aligned teams of 1 << shift lanes, shift 3 to 5: five shuffles, no
+// branch (lanes_max's loop over a run-time team compiled to 32 guarded shuffles).
+__device__ __forceinline__ float team_max(float v, int shift) {
+#pragma unroll
+  for (int b = 0; b < 5; ++b) {
+    const float o = __shfl_xor_sync(0xffffffffu, v, 1 << b);
+    if (b < shift) v = fmaxf(v, o);
+  }
+  return v;
+}
+
+// A 16-byte shared-memory load where `ok`, else zeros, as one predicated instruction (as
+// load_act_if is for global memory).
+__device__ __forceinline__ uint4 load_shared_if(uint32_t smem, bool ok) {
+  uint4 v = make_uint4(0, 0, 0, 0);
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t@p ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+               : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
+               : "r"(smem), "r"(static_cast<int>(ok)));
+  return v;
+}
+
+// The one-token down GEMV's intermediate quantizer (launch_fp8_one_token_down): the token's
+// live rows (at one token, sorted positions 0 .. rows - 1 of p.x, T values) quantized into
+// shared memory as launch_fp8_quantize quantizes them (the same amax, scale, division and
+// codes: the rows kernel's per-row and whole-tensor dynamic scales, the spans kernel's
+// per-group and static ones), fp16 holding the e4m3 codes at codes[r * stride ...], the
+// scales at scales[r] (per row), scales[r * groups + group] (per group) or scales[0] (the
+// tensor). Warp r takes row r (rows <= top-k <= kWarps), its lanes 16-byte vectors lane + 32 j
+// in batches of loads. Every thread of the CTA calls it (the tensor's amax meets in shared
+// memory); the caller's __syncthreads follows before the codes are read. kGroups: group
+// scales (block weights; xv.kind kGroup), else per-row or per-tensor ones. amax_out (dynamic
+// per-tensor scales): the live rows' amax, as the whole-tensor quantizer leaves it.
+template <typename T, bool kGroups>
+__device__ __forceinline__ void quantize_token_rows(const GroupedGemvParams& p, const Fp8ActView& xv, int64_t stride,
+                                                    __half* codes, float* scales, float* amax_out) {
+  constexpr int kBatch = 4;  // 16-byte loads in flight per lane
+  __shared__ float s_amax[kWarps];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int rows = static_cast<int>(min(p.expert_offsets[p.num_experts], static_cast<int64_t>(p.topk)));
+  const bool live = warp < rows;
+  // 32-bit indices, shifts for the groups (a 64-bit division per vector cost more than the
+  // rest of the pass): K fits the kernel's shared memory (fp8_one_token_down_supports).
+  const int K = static_cast<int>(p.k), vecs = K / kVec;
+  const uint4* src = reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + (live ? warp : 0) * K);
+  uint4* dst = reinterpret_cast<uint4*>(codes + (live ? warp : 0) * stride);
+  const bool static_tensor = !kGroups && xv.kind == Fp8ActScale::kTensor && xv.scales != nullptr;
+  const bool dynamic_tensor = !kGroups && xv.kind == Fp8ActScale::kTensor && !static_tensor;
+  // visit(v, raw, f) for each of the lane's vectors v of the row, raw and as floats, in
+  // batches of loads (past the row: v >= vecs, zeros), on every lane alike (shuffles may
+  // follow).
+  const auto for_each_vector = [&](auto&& visit) {
+    for (int j0 = 0; j0 < vecs; j0 += 32 * kBatch) {
+      uint4 raw[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) raw[b] = load_act_if(src + j0 + 32 * b + lane, live && j0 + 32 * b + lane < vecs);
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        float f[kVec];
+        Elem<T>::unpack(raw[b], f);
+        visit(j0 + 32 * b + lane, raw[b], f);
+      }
+    }
+  };
+  const auto store = [&](int v, const float (&f)[kVec], const auto& q) {
+    uint32_t o[4];
+    quantize_vector(false, f, q, o);
+    dst[v] = make_uint4(o[0], o[1], o[2], o[3]);
+  };
+  if (kGroups || static_tensor) {
+    // One pass: a group's vectors lie in one load of a team of xv.group / kVec lanes (8, 16
+    // or 32: fp8_one_token_down_supports), the span kernel's team.
+    if (!live) return;
+    const int team_shift = kGroups ? 31 - __clz(xv.group / kVec) : 5;
+    const int team = 1 << team_shift;
+    const int groups = (vecs + team - 1) >> team_shift;  // K's groups (K and the group: whole vectors)
+    const StaticScale static_q(static_tensor ? __ldg(xv.scales) : 1.0f);
+    if (static_tensor && threadIdx.x == 0) scales[0] = static_q.s;
+    for_each_vector([&](int v, const uint4&, const float (&f)[kVec]) {
+      if (!kGroups) {  // the static tensor scale
+        if (v < vecs) store(v, f, static_q);
+        return;
+      }
+      // Zeros past K: no effect on a partial last group's amax.
+      const DynamicScale q(dynamic_scale(team_max(fold_amax(0.0f, f), team_shift)));
+      if (v < vecs) {
+        store(v, f, q);
+        if ((lane & (team - 1)) == 0) scales[warp * groups + (v >> team_shift)] = q.s;
+      }
+    });
+    return;
+  }
+  if constexpr (kGroups) return;
+  // Per-row and dynamic per-tensor scales: the amax as the row is read (its T values kept in
+  // its codes' place), then the codes in place, each lane over its own vectors.
+  if (!live && !dynamic_tensor) return;
+  float m = 0.0f;
+  for_each_vector([&](int v, const uint4& raw, const float (&f)[kVec]) {
+    m = fold_amax(m, f);
+    if (live && v < vecs) dst[v] = raw;
+  });
+  m = warp_max(m);
+  if (dynamic_tensor) {  // the live rows' amax (the whole-tensor quantizer's)
+    if (lane == 0) s_amax[warp] = m;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kWarps; ++i) m = fmaxf(m, s_amax[i]);
+    if (amax_out != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *amax_out = m;
+  }
+  const DynamicScale q(dynamic_scale(m));
+  if (lane == 0 && (warp == 0 || !dynamic_tensor)) scales[dynamic_tensor ? 0 : warp] = q.s;
+  if (!live) return;
+  for (int v = lane; v < vecs; v += 32) {
+    float f[kVec];
+    Elem<T>::unpack(dst[v], f);
+    store(v, f, q);
+  }
+}
+
+// fp8_gemv's kernels, the body inlined into each (kOneToken's takes one more parameter).
+// kOneToken (down, one n-tile: launch_fp8_one_token_down): one token's down GEMV with the
+// intermediate's quantizer and the top-k combine folded in, as small_m_splitk's
+// one_token_down_kernel: the CTA covers one 16-row tile of out for all of the token's experts
+// (WarpPlace::init_one_token, a warp per expert and K slice). Every warp issues its first
+// weight loads, waits, and the CTA quantizes the token's rows into shared memory
+// (quantize_token_rows), where the passes read them and their scales; the experts' sums are
+// added in shared memory (gemv::OneTokenSums). No quantized rows in memory, no y rows, no
+// combine launch.
+template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock, bool kOneToken>
+__device__ __forceinline__ void fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& wv, const Fp8ActView& xv,
+                                         float* amax_out) {
   static_assert(!kOneToken || (!kGateUp && kNTiles == 1), "one token: the down GEMV, one pass of 8 columns");
   constexpr int kTokensPerPass = 8 * kNTiles;
   // 64-k steps in flight (x2 with the pipeline): 64 bytes per lane and row, 128 for a split
@@ -541,6 +664,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
   constexpr int kUnroll = kSplitK > 1 && kNTiles == 1 && !kBlock ? 4 : 2;
   using Shared = std::conditional_t<kOneToken, gemv::OneTokenSums<kSplitK>, gemv::PartialSums<kSplitK, kNTiles>>;
   __shared__ Shared s_shared;
+  extern __shared__ __align__(16) unsigned char s_token_rows[];  // kOneToken: quantize_token_rows's
 
   // Align's table only (planner.h, direct_table); the one-token place takes the type
   // OneTokenSums adds from (its direct-table branch never taken here).
@@ -549,9 +673,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
     s_shared.zero();
     __syncthreads();
     w.init_one_token(p);  // reads align's table, complete before down starts (WarpPlace::start)
-    // A warp without an expert waits here (the others in their pass), so that the grid never
-    // ends before its predecessor and no load follows a later wait.
-    if (w.count == 0) wait_for_predecessor();
   } else {
     if (!w.template start<TOut>(p)) return;  // waits for the predecessor where it must (down: later)
   }
@@ -583,8 +704,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
       s_end = static_cast<int>(e);
     }
   }
+  // kOneToken: every warp runs the one pass (the CTA quantizes the rows, with a barrier); one
+  // without an expert loads no weights and adds nothing.
+  if (kOneToken && w.count == 0) s_end = s_begin;
   // The lane loads steps below `lim`: its 16 k of a partial last step may lie past K.
   const int lim = min(s_end, static_cast<int>((K - 16 * w.q + 63) / 64));
+  // kOneToken: the token's quantized rows (stride kFp8OneTokenRowPad past K) and their scales.
+  const int64_t x_stride = K + kFp8OneTokenRowPad;
+  __half* const s_codes = reinterpret_cast<__half*>(s_token_rows);
+  float* const s_scales = reinterpret_cast<float*>(s_token_rows + p.topk * x_stride * 2);
 
   auto load_steps = [&](int s0, uint4 (&lo)[kUnroll], uint4 (&hi)[kUnroll]) {
 #pragma unroll
@@ -595,14 +723,29 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
     }
   };
 
-  for (int c0 = 0; c0 < w.count; c0 += kTokensPerPass) {
+  for (int c0 = 0; kOneToken ? c0 == 0 : c0 < w.count; c0 += kTokensPerPass) {
     uint4 cur_lo[kUnroll], cur_hi[kUnroll];
     load_steps(s_begin, cur_lo, cur_hi);
-    w.wait_for_activations(c0);
+    if constexpr (kOneToken) {
+      wait_for_predecessor();
+      quantize_token_rows<TOut, kBlock>(p, xv, x_stride, s_codes, s_scales, amax_out);
+      __syncthreads();
+    } else {
+      w.wait_for_activations(c0);
+    }
+    // kOneToken: the shared-memory row of token column `tok` (its sorted position; columns
+    // past the expert's tokens take token 0's, unused), at most top-k - 1 whatever the table
+    // holds.
+    const auto token_row = [&](int tok) {
+      return min(w.begin + (tok < w.count ? tok : 0), static_cast<int64_t>(p.topk - 1));
+    };
     // The lane's 16 k of step s of token column g of each n-tile: x_q[nt][8 s], [8 s + 1]
-    // (fp16 holding e4m3). Columns past the expert's tokens read token 0's row, unused.
+    // (fp16 holding e4m3); kOneToken: at shared address x_s[nt] + 128 s, + 16.
     const uint4* x_q[kNTiles];
-    {
+    uint32_t x_s[kNTiles];
+    if constexpr (kOneToken) {
+      x_s[0] = gemv::smem_u32(s_codes + token_row(w.g) * x_stride + 16 * w.q);
+    } else {
       const __half* x_row[kNTiles];
       bool x_valid[kNTiles];
       w.template token_rows<__half, kNTiles>(p, c0, x_row, x_valid);
@@ -616,8 +759,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int tok = c0 + nt * 8 + 2 * w.q + h;
-        const int64_t pos = w.begin + (tok < w.count ? tok : 0);
-        s_row[nt][h] = kGateUp ? p.sorted_pairs[pos] / p.topk : pos;
+        if constexpr (kOneToken) {
+          s_row[nt][h] = token_row(tok);
+        } else {
+          const int64_t pos = w.begin + (tok < w.count ? tok : 0);
+          s_row[nt][h] = kGateUp ? p.sorted_pairs[pos] / p.topk : pos;
+        }
       }
     float acc[kNTiles][4], part[kNTiles][4];
 #pragma unroll
@@ -638,7 +785,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) xs[nt][h] = load_act(xs_p[nt][h] + b);
+        for (int h = 0; h < 2; ++h) xs[nt][h] = kOneToken ? xs_p[nt][h][b] : load_act(xs_p[nt][h] + b);
     };
     // acc += part * (weight row scale * token scale) of block kb; the next block's scales.
     auto scale_block = [&]() {
@@ -665,7 +812,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) xs_p[nt][h] = xv.scales + s_row[nt][h] * k_groups;
+        for (int h = 0; h < 2; ++h) xs_p[nt][h] = (kOneToken ? s_scales : xv.scales) + s_row[nt][h] * k_groups;
       load_scales(kb, cur_w, cur_x);
       load_scales(kb + 1, nxt_w, nxt_x);
     }
@@ -682,8 +829,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
         const bool ok = s < lim;
 #pragma unroll
         for (int nt = 0; nt < kNTiles; ++nt) {
-          x[nt][0] = load_act_if(x_q[nt] + 8 * s, ok);
-          x[nt][1] = load_act_if(x_q[nt] + 8 * s + 1, ok);
+          if constexpr (kOneToken) {
+            x[nt][0] = load_shared_if(x_s[nt] + 128 * s, ok);
+            x[nt][1] = load_shared_if(x_s[nt] + 128 * s + 16, ok);
+          } else {
+            x[nt][0] = load_act_if(x_q[nt] + 8 * s, ok);
+            x[nt][1] = load_act_if(x_q[nt] + 8 * s + 1, ok);
+          }
         }
       };
       if constexpr (kXAhead > 1) {
@@ -724,7 +876,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const float xs = act_scale(xv, s_row[nt][h], k_groups, 0);
+          const float xs =
+              kOneToken ? s_scales[xv.kind == Fp8ActScale::kRow ? s_row[nt][h] : 0] : act_scale(xv, s_row[nt][h], k_groups, 0);
           acc[nt][h] *= ws_lo * xs;
           acc[nt][2 + h] *= ws_hi * xs;
         }
@@ -740,6 +893,24 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
     __syncthreads();
     s_shared.template store<TOut>(p, w.unit0);
   }
+}
+
+// kMinBlocks: the resident CTAs per SM a variant is compiled for (__launch_bounds__), 0 for
+// no bound (ptxas takes what the code needs: 2 CTAs for the one-n-tile kernels, 1-2 for four).
+// Block scales at one n-tile come in both: 3 (80 registers, a few spills) for full waves,
+// none (126-128 registers) for grids within one wave of 2 and for bound grids that would
+// leave a short second wave (launch_fp8_gemv's ctas_per_sm, chosen by the planner, v18).
+// A bound of 1 is not the same as none: it raised 110 -> 176 registers (ptxas -v).
+template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv) {
+  fp8_gemv<TOut, kSplitK, kNTiles, kGateUp, kBlock, false>(p, wv, xv, nullptr);
+}
+
+// launch_fp8_one_token_down's kernels (fp8_gemv's kOneToken).
+template <typename TOut, int kSplitK, bool kBlock>
+__global__ void __launch_bounds__(kThreads) fp8_one_token_down_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv,
+                                                                      float* amax_out) {
+  fp8_gemv<TOut, kSplitK, 1, false, kBlock, true>(p, wv, xv, amax_out);
 }
 
 using Fp8GemvKernel = void (*)(GroupedGemvParams, Fp8WeightsView, Fp8ActView);
@@ -930,12 +1101,12 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bo
 
 namespace {
 
-// The checks both fp8_gemv launchers share: K, the weights, both scale arrays and align's table
+// The checks both fp8_gemv launchers share: K, the weights and their scales, align's table
 // (WarpPlace's kDirect), and block weights with per-group activations of the same block_k
 // (docs/FORMATS.md), other weights without.
 bool fp8_gemv_args_ok(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x) {
   if (p.k <= 0 || p.k % 16 != 0 || p.k > kFp8GemvMaxK || p.n_out <= 0 || w.w == nullptr || w.scales == nullptr ||
-      x.scales == nullptr || p.expert_offsets == nullptr || !gemv_table_ok(p)) {
+      p.expert_offsets == nullptr || !gemv_table_ok(p)) {
     return false;
   }
   if (w.kind == Fp8WeightScale::kBlock) {
@@ -948,7 +1119,7 @@ bool fp8_gemv_args_ok(const GroupedGemvParams& p, const Fp8WeightsView& w, const
 
 cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                             int32_t ctas_per_sm, cudaStream_t stream) {
-  if (!fp8_gemv_args_ok(p, w, x) || p.max_active <= 0 || p.max_active > 65535 ||
+  if (!fp8_gemv_args_ok(p, w, x) || x.scales == nullptr || p.max_active <= 0 || p.max_active > 65535 ||
       (ctas_per_sm != 0 && ctas_per_sm != kFp8GemvBoundCtasPerSm)) {
     return cudaErrorInvalidValue;
   }
@@ -959,21 +1130,22 @@ cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w,
 }
 
 cudaError_t launch_fp8_one_token_down(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
-                                      cudaStream_t stream) {
-  // One token: its experts are at most top-k, which one CTA's warps cover (align's table).
-  if (!fp8_gemv_args_ok(p, w, x) || p.gate_up || p.topk < kOneTokenDownMinTopk || p.topk > kOneTokenDownMaxTopk ||
-      p.num_experts <= 0 || gemv::one_token_down_tokens(p) <= 0) {
+                                      float* amax_out, cudaStream_t stream) {
+  // One token: its experts are at most top-k, which one CTA's warps cover (align's table); its
+  // rows fit shared memory.
+  if (!fp8_gemv_args_ok(p, w, x) || p.gate_up || p.x == nullptr || p.num_experts <= 0 ||
+      !fp8_one_token_down_supports(p.k, p.topk, x.kind == Fp8ActScale::kGroup, x.group) || gemv::one_token_down_tokens(p) <= 0) {
     return cudaErrorInvalidValue;
   }
   const bool block = w.kind == Fp8WeightScale::kBlock;
   const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16), 1);
   const bool split = one_token_down_split(p.topk) == 2;
+  const size_t smem = static_cast<size_t>(fp8_one_token_down_smem(p.k, p.topk, x.kind == Fp8ActScale::kGroup, x.group));
   auto launch = [&](auto out, auto is_block) -> cudaError_t {
     using T = decltype(out);
     constexpr bool kB = decltype(is_block)::value;
-    const Fp8GemvKernel kernel =
-        split ? fp8_gemv_kernel<T, 2, 1, false, kB, 0, true> : fp8_gemv_kernel<T, 1, 1, false, kB, 0, true>;
-    return launch_with_pdl(kernel, grid, dim3(kThreads), stream, p, w, x);
+    const auto kernel = split ? fp8_one_token_down_kernel<T, 2, kB> : fp8_one_token_down_kernel<T, 1, kB>;
+    return launch_with_pdl_smem(kernel, grid, dim3(kThreads), smem, stream, p, w, x, amax_out);
   };
   using Block = std::true_type;
   using Scaled = std::false_type;

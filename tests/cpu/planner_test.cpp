@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/fp8_one_token_geometry.h"
 #include "kernels/gate_up_layout.h"
 #include "kernels/kernel_limits.h"
 #include "planner.h"
@@ -576,6 +577,25 @@ TEST(Planner, OneTokenSumsItsExpertsInTheDownGemv) {
   EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), fp8_block, kSms, false));
   EXPECT_FALSE(one_token_down(make_shape(2, 2048, 768, 128, 8), fp8, kSms, false));  // two tokens
   EXPECT_FALSE(one_token_down(make_shape(1, 4096, 14336, 8, 2), fp8, kSms, false));  // top-2
+  // The kernel quantizes the token's rows into its shared memory (v67): at most 48 KiB, and
+  // group scales in teams of 8-32 lanes (groups of 64, 128 or 256 columns).
+  EXPECT_TRUE(one_token_down(make_shape(1, 2048, 2048, 128, 8), fp8, kSms, false));
+  EXPECT_FALSE(one_token_down(make_shape(1, 2048, 3072, 128, 8), fp8, kSms, false));  // 8 x 3080 x 2 bytes
+  EXPECT_TRUE(one_token_down(make_shape(1, 2048, 3072, 128, 4), fp8, kSms, false));
+  QuantParams block192 = fp8_block;
+  block192.block_k = 192;
+  EXPECT_FALSE(one_token_down(make_shape(1, 7168, 768, 256, 8), block192, kSms, false));
+  for (int32_t group : {64, 128, 256}) {
+    QuantParams q = fp8_block;
+    q.block_k = group;
+    EXPECT_TRUE(one_token_down(make_shape(1, 7168, 768, 256, 8), q, kSms, false)) << group;
+    EXPECT_TRUE(kernels::fp8_one_token_down_supports(768, 8, true, group)) << group;
+  }
+  EXPECT_FALSE(kernels::fp8_one_token_down_supports(768, 8, true, 512));
+  EXPECT_FALSE(kernels::fp8_one_token_down_supports(768, kOneTokenDownMinTopk - 1, false, 0));
+  EXPECT_FALSE(kernels::fp8_one_token_down_supports(776, 8, false, 0));  // not whole 16-column steps
+  EXPECT_EQ(kernels::fp8_one_token_down_smem(768, 8, true, 128), 8 * (768 + 8) * 2 + 8 * 6 * 4);
+  EXPECT_EQ(kernels::fp8_one_token_down_smem(768, 8, false, 128), 8 * (768 + 8) * 2 + 8 * 4);
   // int4 where wna16_gemv reads it and its down GEMV would not split K more ways than the
   // one-token kernel's warps (v57): the bench shapes at top-8 in groups of 128 or per channel.
   const QuantParams g128 = integer_quant(WeightFormat::kGPTQ, 4, 128, true);

@@ -1245,12 +1245,13 @@ TEST(FewTokensWithoutAlign, DenseAndIntegerWithSharedSkippedAndRepeatedIds) {
 }
 
 // A few FP8 tokens, at most kWarpAlignPairs pairs: x's quantizer launch writes align's table
-// from one more CTA (align_warp.cuh), so that no align runs, and one token at top-4 to 8 sums
-// its experts in the down GEMV (launch_fp8_one_token_down; planner.h one_token_down: I >= 512,
-// or block scales). Every scaling mode, M = 1-4 at top-1/2/4/8 and top-1 at 32 tokens (the
-// down GEMV writes out's rows; the table's CTA zeroes a skipped token's row), ids out of range,
-// every token's slots on one expert, in place, fp16, and H / I off the tiles (a partial last
-// block for block scales, the one-token down there only).
+// from one more CTA (align_warp.cuh), so that no align runs, and one token at top-4 to 8
+// quantizes its intermediate and sums its experts in the down GEMV (launch_fp8_one_token_down;
+// planner.h one_token_down: I >= 512, or block scales). Every scaling mode, M = 1-4 at
+// top-1/2/4/8 and top-1 at 32 tokens (the down GEMV writes out's rows; the table's CTA zeroes
+// a skipped token's row), ids out of range, every token's slots on one expert, in place, fp16,
+// and H / I off the tiles (a partial last block for block scales, the one-token down there
+// only).
 TEST(FewTokensFp8, AlignTableFromXsQuantizerAndOneTokenDown) {
   REQUIRE_GPU();
   const QuantParams quants[] = {fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken),
@@ -1299,6 +1300,26 @@ TEST(FewTokensFp8, AlignTableFromXsQuantizerAndOneTokenDown) {
     odd.shape.m = 1;
     run(odd);
   }
+  // One token's intermediate quantized in the down GEMV's shared memory (v67): blocks of 64 and
+  // 256 columns with a partial last group, at top-4 (K split 2 ways) and 8; blocks of 192 and
+  // an intermediate past the kernel's 48 KiB take the down GEMV and the combine.
+  QuantParams blocks = fp8_quant(WeightFormat::kFP8Block, ActQuant::kPerGroup);
+  blocks.block_n = 64;
+  for (int32_t block_k : {64, 192, 256}) {
+    blocks.block_k = block_k;
+    for (int32_t topk : {4, 8}) {
+      GpuCase c = custom(1, 16, 512, 272 + block_k, topk, "uniform");
+      c.quant = blocks;
+      c.path = KernelPath::kAuto;
+      EXPECT_EQ(one_token_down(c.shape, c.quant, sms, false), block_k != 192) << describe(c);
+      run_case(c);
+    }
+  }
+  GpuCase wide = custom(1, 8, 256, 3200, 8, "uniform");
+  wide.quant = quants[0];
+  wide.path = KernelPath::kAuto;
+  EXPECT_FALSE(one_token_down(wide.shape, wide.quant, sms, false));
+  run_case(wide);
 }
 
 // The one-token int4 layer (planner.h one_token_layer: both GEMMs and the combine in one
