@@ -295,7 +295,12 @@ bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
 /// (launch_fp8_one_token_down, align's table) where I >= kOneTokenDownPerTokenMinInter, or
 /// under block scales: v66 (H100, two ABBA rounds against the down GEMV and combine) Qwen2 TP4
 /// 0.950-0.969 and Qwen3 0.964-0.974 in every scaling mode; DeepSeek-V3 TP8 (I = 256) block
-/// 0.980-0.983, per-channel 1.006, per-tensor 1.016.
+/// 0.980-0.983, per-channel 1.006, per-tensor 1.016. Since v67 the kernel also quantizes the
+/// token's intermediate in its shared memory (no intermediate quantizer launch), where
+/// kernels::fp8_one_token_down_supports holds (at most 48 KiB; groups of 64, 128 or 256):
+/// against v66's kernel and the quantizer (H100, two ABBA rounds; PERF.md v67) per-channel
+/// Qwen3 0.960-0.966, Qwen2 0.980-0.988, per-tensor 0.949-0.953 / 0.971-0.979, block
+/// DeepSeek-V3 0.943-0.945, Qwen3 1.000-1.003, Qwen2 1.008.
 /// v65 (H100, two rounds, against the direct table's down GEMV and combine): Qwen3 (I = 768)
 /// w4a16 M = 2 / 3 0.97 / 0.976, bf16 0.97 / 0.98, Qwen2 TP4 (I = 640) w4a16 M = 2 0.99;
 /// DeepSeek-V3 TP8 (I = 256) w4a16 M = 3 / 4 1.01 / 1.025, bf16 M = 2 1.02.

@@ -574,7 +574,8 @@ __device__ __forceinline__ void quantize_token_rows(const GroupedGemvParams& p, 
   const bool dynamic_tensor = !kGroups && xv.kind == Fp8ActScale::kTensor && !static_tensor;
   // visit(v, raw, f) for each of the lane's vectors v of the row, raw and as floats, in
   // batches of loads (past the row: v >= vecs, zeros), on every lane alike (shuffles may
-  // follow).
+  // follow); a load wholly past the row is not visited (DeepSeek-V3's K = 256 fills one of a
+  // batch's four: the group path's scale for each of the other three cost 3 us a layer, v67).
   const auto for_each_vector = [&](auto&& visit) {
     for (int j0 = 0; j0 < vecs; j0 += 32 * kBatch) {
       uint4 raw[kBatch];
@@ -582,6 +583,7 @@ __device__ __forceinline__ void quantize_token_rows(const GroupedGemvParams& p, 
       for (int b = 0; b < kBatch; ++b) raw[b] = load_act_if(src + j0 + 32 * b + lane, live && j0 + 32 * b + lane < vecs);
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
+        if (j0 + 32 * b >= vecs) break;  // uniform over the warp
         float f[kVec];
         Elem<T>::unpack(raw[b], f);
         visit(j0 + 32 * b + lane, raw[b], f);
