@@ -88,15 +88,17 @@ __device__ __forceinline__ float load_act(const float* p) {
 // The same loads when `ok`, else zeros, as one predicated instruction: a select around the
 // load (`ok ? load(p) : 0`) compiled to a branch per load, and under a register bound each
 // branch rebuilt its address (fp8_gemv, v18: 150-210 instructions per 64-k step).
-#define FUSEDMOE_LOAD16_IF(op)                                                                     \
+#define FUSEDMOE_LOAD16_IF(op, addr_constraint, addr)                                             \
   uint4 v = make_uint4(0, 0, 0, 0);                                                              \
   asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t@p " op                             \
                ".v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"                                             \
                : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)                                      \
-               : "l"(p), "r"(static_cast<int>(ok)));                                             \
+               : addr_constraint(addr), "r"(static_cast<int>(ok)));                              \
   return v
-__device__ __forceinline__ uint4 load_weight_if(const uint4* p, bool ok) { FUSEDMOE_LOAD16_IF("ld.global.cs"); }
-__device__ __forceinline__ uint4 load_act_if(const uint4* p, bool ok) { FUSEDMOE_LOAD16_IF("ld.global"); }
+__device__ __forceinline__ uint4 load_weight_if(const uint4* p, bool ok) { FUSEDMOE_LOAD16_IF("ld.global.cs", "l", p); }
+__device__ __forceinline__ uint4 load_act_if(const uint4* p, bool ok) { FUSEDMOE_LOAD16_IF("ld.global", "l", p); }
+// A shared-memory address (a 32-bit shared-window offset, as cvta.to.shared gives).
+__device__ __forceinline__ uint4 load_shared_if(uint32_t smem, bool ok) { FUSEDMOE_LOAD16_IF("ld.shared", "r", smem); }
 #undef FUSEDMOE_LOAD16_IF
 
 // The local expert of a routed id: the expert map's entry (the id itself without a map), -1

@@ -68,15 +68,19 @@ __global__ void fp8_amax_kernel(const T* in, int64_t rows, int64_t cols, const i
   if ((threadIdx.x & 31) == 0 && m != 0) atomicMax(amax_bits, m);
 }
 
-// The max of v over aligned groups of `lanes` lanes (a power of two up to 32); every lane of
-// the warp takes part.
-__device__ __forceinline__ float lanes_max(float v, int lanes) {
+// The max of v over aligned teams of 1 << shift lanes (shift 0 to 5; every lane of the warp
+// takes part): five shuffles and no branch for a run-time team too (a loop over a run-time
+// team's offsets compiled to 32 guarded shuffles, v67).
+__device__ __forceinline__ float team_max(float v, int shift) {
 #pragma unroll
-  for (int off = lanes / 2; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+  for (int b = 4; b >= 0; --b) {
+    const float o = __shfl_xor_sync(0xffffffffu, v, 1 << b);
+    if (b < shift) v = fmaxf(v, o);
+  }
   return v;
 }
 
-__device__ __forceinline__ float warp_max(float v) { return lanes_max(v, 32); }
+__device__ __forceinline__ float warp_max(float v) { return team_max(v, 5); }
 
 // m folded with the largest |value| of one vector.
 __device__ __forceinline__ float fold_amax(float m, const float (&f)[kVec]) {
@@ -325,7 +329,7 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_spans_kernel(Fp8Qu
         m = fold_amax(m, f);
       }
     }
-    if (group) m = lanes_max(m, team);
+    if (group) m = team_max(m, 31 - __clz(team));
     if (!valid) continue;
     const DynamicScale q = group ? DynamicScale(dynamic_scale(m)) : tensor_q;
     // kE4M3Grouped: every block's scale for groups; a tensor scale in the first block only
@@ -523,27 +527,6 @@ __device__ __forceinline__ float act_scale(const Fp8ActView& xv, int64_t xrow, i
     case Fp8ActScale::kRow: return xv.scales[xrow];
     default: return xv.scales[xrow * k_groups + kb];
   }
-}
-
-// The max of v over aligned teams of 1 << shift lanes, shift 3 to 5: five shuffles, no
-// branch (lanes_max's loop over a run-time team compiled to 32 guarded shuffles).
-__device__ __forceinline__ float team_max(float v, int shift) {
-#pragma unroll
-  for (int b = 0; b < 5; ++b) {
-    const float o = __shfl_xor_sync(0xffffffffu, v, 1 << b);
-    if (b < shift) v = fmaxf(v, o);
-  }
-  return v;
-}
-
-// A 16-byte shared-memory load where `ok`, else zeros, as one predicated instruction (as
-// load_act_if is for global memory).
-__device__ __forceinline__ uint4 load_shared_if(uint32_t smem, bool ok) {
-  uint4 v = make_uint4(0, 0, 0, 0);
-  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t@p ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
-               : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
-               : "r"(smem), "r"(static_cast<int>(ok)));
-  return v;
 }
 
 // The one-token down GEMV's intermediate quantizer (launch_fp8_one_token_down): the token's
