@@ -689,6 +689,18 @@ __device__ __forceinline__ void fp8_gemv(const GroupedGemvParams& p, const Fp8We
       s_end = static_cast<int>(e);
     }
   }
+  // Block scales: the rows of the warp's two weight rows' scales. The one-token kernel sets
+  // them before its wait (three 64-bit divisions that sat after it, in front of the first
+  // activation loads: M = 1 0.97-0.99, v68); the others in their pass (set before the wait,
+  // the general down kernels measured 1.01 slower at DeepSeek-V3 M = 16 and Qwen3 M = 8, v68).
+  const float* ws_p[2] = {nullptr, nullptr};
+  const auto weight_scale_rows = [&]() {
+    const int64_t kbs = kb_last + 1;
+    const float* ws_e = wv.scales + static_cast<int64_t>(w.e) * ((wv.n + wv.block_n - 1) / wv.block_n) * kbs;
+    ws_p[0] = ws_e + (w.row_lo / wv.block_n) * kbs;
+    ws_p[1] = ws_e + (w.row_hi / wv.block_n) * kbs;
+  };
+  if constexpr (kBlock && kOneToken) weight_scale_rows();
   // kOneToken: every warp runs the one pass (the CTA quantizes the rows, with a barrier); one
   // without an expert loads no weights and adds nothing.
   if (kOneToken && w.count == 0) s_end = s_begin;
@@ -758,15 +770,17 @@ __device__ __forceinline__ void fp8_gemv(const GroupedGemvParams& p, const Fp8We
       for (int i = 0; i < 4; ++i) acc[nt][i] = part[nt][i] = 0.0f;
     // Block scales: the warp's two weight rows' and its tokens' scales of block kb (cur) and
     // of the next block (nxt), loaded one block ahead so the loads land during the MMAs.
-    const float* ws_p[2] = {nullptr, nullptr};
     const float* xs_p[kNTiles][2];
     float cur_w[2] = {0.0f, 0.0f}, nxt_w[2] = {0.0f, 0.0f}, cur_x[kNTiles][2], nxt_x[kNTiles][2];
     int kb = kb0;
     int in_block = 0;  // steps of block kb summed into part
     auto load_scales = [&](int b, float (&ws)[2], float (&xs)[kNTiles][2]) {
       b = b < kb_last ? b : kb_last;  // (a split past the last block has an empty slice)
-      ws[0] = __ldg(ws_p[0] + b);
-      ws[1] = __ldg(ws_p[1] + b);
+      // One token: coherent loads, as the activations' (sass_pdl_check), so that ptxas keeps
+      // them after the wait when their rows are set before it (it moved `__ldg` ones above it
+      // in the 4-tile down kernels, v68).
+      ws[0] = kOneToken ? load_act(ws_p[0] + b) : __ldg(ws_p[0] + b);
+      ws[1] = kOneToken ? load_act(ws_p[1] + b) : __ldg(ws_p[1] + b);
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
@@ -790,10 +804,7 @@ __device__ __forceinline__ void fp8_gemv(const GroupedGemvParams& p, const Fp8We
       load_scales(kb + 1, nxt_w, nxt_x);
     };
     if constexpr (kBlock) {
-      const int64_t kbs = kb_last + 1;
-      const float* ws_e = wv.scales + static_cast<int64_t>(w.e) * ((wv.n + wv.block_n - 1) / wv.block_n) * kbs;
-      ws_p[0] = ws_e + (w.row_lo / wv.block_n) * kbs;
-      ws_p[1] = ws_e + (w.row_hi / wv.block_n) * kbs;
+      if constexpr (!kOneToken) weight_scale_rows();
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
