@@ -562,7 +562,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
     const SmallMGemmConfig cfg =
         quant.format == WeightFormat::kFP8Block
             ? choose_fp8_block_config(tiles, max_active, pairs, k, sms, unit)
-            : choose_small_m_config(tiles, max_active, pairs, k, sms, unit, gemv_split_rule(quant));
+            : choose_small_m_config(tiles, max_active, pairs, k, sms, unit, gemv_split_rule(quant, gate_up));
     const int32_t forced_split = gate_up ? args.split_k_gate_up : args.split_k_down;
     g.split_k = forced_split > 0 ? forced_split : cfg.split_k;
     // Eight n-tiles exist unsplit only: a forced split takes four.

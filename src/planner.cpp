@@ -306,10 +306,10 @@ int32_t dequant_chunk_experts(const ProblemShape& s, DType act_dtype) {
   return static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(s.num_experts, fit)));
 }
 
-SmallMSplitRule gemv_split_rule(const QuantParams& q) {
+SmallMSplitRule gemv_split_rule(const QuantParams& q, bool gate_up) {
   if (is_integer_format(q.format)) return kWna16SplitRule;
-  if (is_fp8_format(q.format)) return kFp8SplitRule;
-  return kDenseSplitRule;
+  if (is_fp8_format(q.format)) return gate_up ? kFp8GateUpSplitRule : kFp8SplitRule;
+  return gate_up ? kDenseGateUpSplitRule : kDenseSplitRule;
 }
 
 int32_t wna16_tiles_per_warp(const SmallMGemmConfig& cfg, bool gate_up, int32_t sm_count) {
@@ -355,6 +355,11 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
     c.split_k = split;
     c.ctas = ctas;
     if (!one_wave && ctas >= kSplitTargetCtasPerSm * sms) break;
+  }
+  if (c.n_tiles == 1 && c.split_k < 2 && rule.split_two_from_k > 0 && k >= rule.split_two_from_k &&
+      k >= split_k_unit * 2) {
+    c.split_k = 2;
+    c.ctas = (tiles + kWarps / 2 - 1) / (kWarps / 2) * max_active;
   }
   return c;
 }

@@ -498,6 +498,9 @@ struct SmallMSplitRule {
   /// Eight n-tiles (64 tokens per pass; only unsplit, by unsplit_four_tiles_min_ctas_per_sm)
   /// where the active experts average more than this many pairs (0: never).
   int32_t eight_tiles_above_rows = 0;
+  /// One n-tile: at least split 2 where K is at least this (0: never), whatever the rules
+  /// above chose: the split kernels stream with more steps in flight (kFp8GateUpSplitRule).
+  int64_t split_two_from_k = 0;
 };
 /// The multi-wave target (v3: at 1-2 CTAs per SM the last partial wave of large CTAs cost
 /// Mixtral M = 1 a third of its bandwidth).
@@ -517,6 +520,15 @@ inline constexpr int32_t kFp8OneWaveMaxUnsplitCtasPerSm = 7;
 /// one wave at split 1 for 256-CTA grids of long K, bf16 Scout M = 16 114 -> 132 us, Mixtral
 /// M = 4 634 -> 657; as at Mixtral M = 1's gate-up, 448 CTAs, 13-17% slower in v16).
 inline constexpr SmallMSplitRule kDenseSplitRule{2, 0, 1};
+/// The dense gate-up GEMV: kDenseSplitRule, but split at least 2 from K = 2048 (v68's sweep on
+/// an H100, bf16 M = 1-32, one round: at the 4 GEMV points where the rule above left gate-up
+/// unsplit, split 2 with the same down split measured Qwen3 M = 16 / 32 0.971 / 0.967, Mixtral
+/// M = 4 / 8 0.991 / 0.973).
+inline constexpr SmallMSplitRule kDenseGateUpSplitRule = [] {
+  SmallMSplitRule r = kDenseSplitRule;
+  r.split_two_from_k = 2048;
+  return r;
+}();
 /// wna16_gemv (v48, `bench/results/h200/v48/`):
 /// - four n-tiles run unsplit from one CTA per SM on, where the CTA's warps share x's rows in
 ///   shared memory (kernels::wna16_gemv, kSharedX): every four-tile point of the bench shapes
@@ -558,6 +570,19 @@ inline constexpr SmallMSplitRule kWna16SplitRule{2, 0, 2, 1, 6, 24};
 /// registers (2 CTAs) split, 64-78 (3-4) unsplit; four n-tiles 108-138 (1-2). One wave of 2
 /// at both (v16: Mixtral M = 64, four n-tiles, 659 vs 693 us multi-wave).
 inline constexpr SmallMSplitRule kFp8SplitRule{2, 2, kFp8OneWaveMaxUnsplitCtasPerSm};
+/// fp8_gemv's gate-up GEMV (per-tensor / per-row scales): kFp8SplitRule, but split at least
+/// 2 from K = 3584 (v68's sweep of every split pair on an H100, fp8_channel M = 1-32, one
+/// round: at the 12 GEMV points where the rule above left gate-up unsplit at K >= 3584, split
+/// 2 with the same down split measured 0.891-0.979 of its time at 11, Mixtral M = 1 157.6 ->
+/// 144.0 us, Qwen2 M = 8 144.4 -> 128.7, Scout M = 16 87.8 -> 82.1, DeepSeek-V3 M = 8 127.5 ->
+/// 119.6, and 1.013 at Qwen2 M = 4; each gap held at all four down splits. The split kernels
+/// keep four 64-k steps in flight per warp against the unsplit ones' two. Qwen3's K = 2048
+/// measured fastest unsplit from M = 4.)
+inline constexpr SmallMSplitRule kFp8GateUpSplitRule = [] {
+  SmallMSplitRule r = kFp8SplitRule;
+  r.split_two_from_k = 3584;
+  return r;
+}();
 /// fp8_gemv with block scales: one n-tile in two variants, compiled for 3 resident CTAs (80
 /// registers; kernels::kFp8GemvBoundCtasPerSm, checked where layer.cpp sees both) and
 /// unbounded (126-128, 2 CTAs); four n-tiles 241-246 registers, 1 CTA,
@@ -574,9 +599,9 @@ inline constexpr SmallMSplitRule kFp8BlockWideSplitRule{2, 0, kFp8OneWaveMaxUnsp
 inline constexpr int64_t kFp8BlockWideMaxCtasPerSm = 2;
 
 /// The split rule of the format's GEMV for choose_small_m_config: the dense one, wna16_gemv's
-/// for int4 or int8, fp8_gemv's for per-tensor / per-channel scales (128 x 128 blocks take
-/// choose_fp8_block_config).
-SmallMSplitRule gemv_split_rule(const QuantParams& quant);
+/// for int4 or int8, fp8_gemv's for per-tensor / per-channel scales (dense and FP8: the
+/// gate-up GEMV's own; 128 x 128 blocks take choose_fp8_block_config).
+SmallMSplitRule gemv_split_rule(const QuantParams& quant, bool gate_up = false);
 /// Row tiles each warp of wna16_gemv's one-n-tile GEMV streams (kernels::launch_wna16_gemv's
 /// tiles_per_warp) for the planner's config `cfg` of that GEMV: kWna16DownTilesPerWarp for
 /// down where its grid has at least kWna16MultiTileMinWaves waves of resident CTAs, else 1

@@ -1054,6 +1054,39 @@ TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
   EXPECT_EQ(choose_small_m_config(128, 1, 1, 512, 132, 128, kFp8SplitRule).split_k, 4);
 }
 
+TEST(Planner, GateUpSplitsFromLongK) {
+  const auto expect_config = [](const SmallMGemmConfig& got, int32_t n_tiles, int32_t split_k, int64_t ctas) {
+    EXPECT_EQ(got.n_tiles, n_tiles);
+    EXPECT_EQ(got.split_k, split_k);
+    EXPECT_EQ(got.ctas, ctas);
+  };
+  // fp8_gemv's gate-up rule: split at least 2 from K = 3584, where the rule above stays
+  // unsplit. Mixtral at M = 1 (1792 tiles on 2 experts, K = 4096): 448 CTAs unsplit, 896 at 2.
+  expect_config(choose_small_m_config(1792, 2, 2, 4096, 132, 128, kFp8GateUpSplitRule), 1, 2, 896);
+  expect_config(choose_small_m_config(1792, 2, 2, 4096, 132, 128, kFp8SplitRule), 1, 1, 448);
+  // Qwen2 TP4 at M = 8 (80 tiles on 64 experts, K = 3584, the bound): 640 -> 1280 CTAs.
+  expect_config(choose_small_m_config(80, 64, 64, 3584, 132, 128, kFp8GateUpSplitRule), 1, 2, 1280);
+  // Below the bound (Qwen3's K = 2048 at M = 16) and where the rule already splits more
+  // (Scout TP8 at M = 1: 128 tiles on one expert, K = 5120, split 8), the choice is the rule's.
+  expect_config(choose_small_m_config(96, 128, 128, 2048, 132, 128, kFp8GateUpSplitRule), 1, 1, 1536);
+  expect_config(choose_small_m_config(128, 1, 1, 5120, 132, 128, kFp8GateUpSplitRule), 1, 8, 128);
+  // Not four n-tiles (Mixtral at M = 64: 128 pairs on 8 experts), and not where K cannot
+  // give two slices of the split unit.
+  EXPECT_EQ(choose_small_m_config(1792, 8, 128, 4096, 132, 128, kFp8GateUpSplitRule).split_k,
+            choose_small_m_config(1792, 8, 128, 4096, 132, 128, kFp8SplitRule).split_k);
+  EXPECT_EQ(choose_small_m_config(1792, 2, 2, 4096, 132, 4096, kFp8GateUpSplitRule).split_k, 1);
+  // The layer's choice: gate-up takes it, down and the block kernels do not.
+  const QuantParams channel = fp8_quant(WeightFormat::kFP8PerChannel, ActQuant::kPerToken);
+  EXPECT_EQ(gemv_split_rule(channel, true).split_two_from_k, 3584);
+  EXPECT_EQ(gemv_split_rule(channel, false).split_two_from_k, 0);
+  // The dense gate-up rule from K = 2048: Qwen3 at M = 16 (1536 CTAs unsplit) splits 2.
+  expect_config(choose_small_m_config(96, 128, 128, 2048, 132, 128, kDenseGateUpSplitRule), 1, 2, 3072);
+  expect_config(choose_small_m_config(96, 128, 128, 2048, 132, 128, kDenseSplitRule), 1, 1, 1536);
+  EXPECT_EQ(gemv_split_rule(QuantParams(), true).split_two_from_k, 2048);
+  EXPECT_EQ(gemv_split_rule(QuantParams(), false).split_two_from_k, 0);
+  EXPECT_EQ(gemv_split_rule(integer_quant(WeightFormat::kGPTQ, 4, 128, false), true).split_two_from_k, 0);
+}
+
 TEST(Planner, Wna16TilesPerWarp) {
   const auto down = [](int64_t max_active, int64_t pairs) {
     // the bench shapes' down GEMV: DeepSeek-V3 TP8 (H = 7168: 448 tiles, K = 256)
