@@ -1054,12 +1054,14 @@ TEST(Planner, OneWaveSplitRuleStopsBeforeASecondWave) {
   EXPECT_EQ(choose_small_m_config(128, 1, 1, 512, 132, 128, kFp8SplitRule).split_k, 4);
 }
 
+// A small-M GEMV config's token tiles, split and grid.
+void expect_config(const SmallMGemmConfig& got, int32_t n_tiles, int32_t split_k, int64_t ctas) {
+  EXPECT_EQ(got.n_tiles, n_tiles);
+  EXPECT_EQ(got.split_k, split_k);
+  EXPECT_EQ(got.ctas, ctas);
+}
+
 TEST(Planner, GateUpSplitsFromLongK) {
-  const auto expect_config = [](const SmallMGemmConfig& got, int32_t n_tiles, int32_t split_k, int64_t ctas) {
-    EXPECT_EQ(got.n_tiles, n_tiles);
-    EXPECT_EQ(got.split_k, split_k);
-    EXPECT_EQ(got.ctas, ctas);
-  };
   // fp8_gemv's gate-up rule: split at least 2 from K = 3584, where the rule above stays
   // unsplit. Mixtral at M = 1 (1792 tiles on 2 experts, K = 4096): 448 CTAs unsplit, 896 at 2.
   expect_config(choose_small_m_config(1792, 2, 2, 4096, 132, 128, kFp8GateUpSplitRule), 1, 2, 896);
@@ -1123,11 +1125,6 @@ TEST(Planner, Wna16TilesPerWarp) {
 }
 
 TEST(Planner, Wna16SplitRules) {
-  const auto expect_config = [](const SmallMGemmConfig& got, int32_t n_tiles, int32_t split_k, int64_t ctas) {
-    EXPECT_EQ(got.n_tiles, n_tiles);
-    EXPECT_EQ(got.split_k, split_k);
-    EXPECT_EQ(got.ctas, ctas);
-  };
   // Mixtral down at M = 128 (256 pairs on 8 experts: four n-tiles; 32 CTAs per expert, 256
   // unsplit): the dense rule is multi-wave (split 8, 2048 CTAs), wna16_gemv's runs it unsplit
   // (the CTA's shared x, on eight n-tiles: 32 pairs per expert).
