@@ -338,7 +338,12 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
   const int64_t sms = sm_count;
   const int64_t resident = c.n_tiles == 1 ? rule.resident_one_tile : rule.resident_four_tiles;
   const int64_t wave = resident * sms;
-  const int64_t unsplit = (tiles + kWarps - 1) / kWarps * max_active;
+  // The grid at a split: the CTA's warps take kWarps / split row tiles, each expert its own.
+  const auto ctas_at = [&](int split) {
+    const int64_t row_tiles = kWarps / split;
+    return (tiles + row_tiles - 1) / row_tiles * max_active;
+  };
+  const int64_t unsplit = ctas_at(1);
   if (c.n_tiles == 4 && rule.unsplit_four_tiles_min_ctas_per_sm > 0 &&
       unsplit >= rule.unsplit_four_tiles_min_ctas_per_sm * sms) {
     c.split_k = 1;
@@ -349,8 +354,7 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
   const bool one_wave = resident > 0 && unsplit <= rule.max_unsplit_ctas_per_sm * sms;
   for (int split = 1; split <= kWarps; split *= 2) {
     if (split > 1 && k < split_k_unit * split) break;  // each warp keeps split_k_unit k
-    const int64_t row_tiles = kWarps / split;
-    const int64_t ctas = (tiles + row_tiles - 1) / row_tiles * max_active;
+    const int64_t ctas = ctas_at(split);
     if (one_wave && split > 1 && ctas > wave) break;  // the grid would pass one wave
     c.split_k = split;
     c.ctas = ctas;
@@ -359,7 +363,7 @@ SmallMGemmConfig choose_small_m_config(int64_t tiles, int64_t max_active, int64_
   if (c.n_tiles == 1 && c.split_k < 2 && rule.split_two_from_k > 0 && k >= rule.split_two_from_k &&
       k >= split_k_unit * 2) {
     c.split_k = 2;
-    c.ctas = (tiles + kWarps / 2 - 1) / (kWarps / 2) * max_active;
+    c.ctas = ctas_at(2);
   }
   return c;
 }
