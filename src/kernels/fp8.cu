@@ -510,6 +510,10 @@ __device__ __forceinline__ void e4m3x16_to_f16(const uint4& v, uint32_t (&r)[8])
   }
 }
 
+// Only the kernels without block scales call it; the block-scale ones find their scales' rows
+// by fp8_gemv's weight_scale_rows. The block case below is not reached, but it stays: without
+// it ptxas laid out the per-tensor / per-row GEMVs 220-360 instructions shorter, and those ran
+// 1.02-1.04x slower at M = 1-16 (v69, H100, two ABBA rounds, Qwen3 per-channel and per-tensor).
 __device__ __forceinline__ float weight_scale(const Fp8WeightsView& wv, int e, int64_t row, int64_t kb) {
   switch (wv.kind) {
     case Fp8WeightScale::kTensor: return wv.scales[e];
