@@ -610,7 +610,8 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
   }
   // FP8: x was quantized by layer_run; the activation output is quantized between the GEMMs
   // (its live rows: the local pairs, expert_offsets[E]; FP8 always aligns: direct_table), at
-  // one token by the down GEMV itself (its static per-tensor scale passed, dynamic ones not).
+  // one to four tokens by the down GEMV itself (one_token_down; its static per-tensor scale
+  // passed, dynamic ones not).
   FUSEDMOE_RETURN_IF_ERROR(gemm(true, at<void>(workspace, ws, "x_quantized"), nullptr, intermediate, s.inter, s.hidden,
                                 at<float>(workspace, ws, "x_scales")));
   if (down_combines) {
@@ -619,7 +620,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
     float* amax = quant.act_quant == ActQuant::kPerTensorDynamic ? at<float>(workspace, ws, "amax") + 1 : nullptr;
     const cudaError_t e = kernels::launch_fp8_one_token_down(
         g, fp8_view(*args.weights, Projection::kW2), fp8_act_view(static_scale ? args.weights->w2.input_scale : nullptr),
-        amax, stream);
+        amax, static_cast<int32_t>(s.m), stream);
     return e == cudaSuccess ? Status() : cuda_error(e, "fp8_gemv one-token down launch");
   }
   void* quantized = at<void>(workspace, ws, "intermediate_quantized");

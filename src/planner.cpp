@@ -123,14 +123,21 @@ bool top1_direct_output(const ProblemShape& s, bool has_expert_map) {
 }
 
 bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_count, bool direct) {
-  const bool tokens_ok = s.m == 1 || (direct && s.m > 1 && s.m <= kDirectTableMaxTokens &&
-                                      s.inter >= kOneTokenDownPerTokenMinInter);  // a CTA row per token
-  if (!tokens_ok || s.topk < kOneTokenDownMinTopk || s.topk > kOneTokenDownMaxTopk) return false;
-  if (q.format == WeightFormat::kDense) return true;
-  if (is_fp8_format(q.format)) {  // align's table: one token; block scales at any I (v66); its rows in shared memory
-    return s.m == 1 && (s.inter >= kOneTokenDownPerTokenMinInter || q.format == WeightFormat::kFP8Block) &&
+  if (s.m < 1 || s.topk < kOneTokenDownMinTopk || s.topk > kOneTokenDownMaxTopk) return false;
+  if (is_fp8_format(q.format)) {
+    // Align's table: one token, or up to kFp8FewTokensDownMaxTokens in one warp's lookup
+    // without a tensor amax over them; block scales at any I (v66); the rows in shared memory.
+    const double duplicate_bytes = expected_repeated_pairs(s) * static_cast<double>(s.hidden) * static_cast<double>(s.inter);
+    const bool tokens_ok = s.m == 1 || (s.m <= kFp8FewTokensDownMaxTokens && s.m * s.topk <= kernels::kWarpAlignPairs &&
+                                        q.act_quant != ActQuant::kPerTensorDynamic &&
+                                        duplicate_bytes <= static_cast<double>(kFp8FewTokensDownMaxDuplicateBytes));
+    return tokens_ok && (s.inter >= kOneTokenDownPerTokenMinInter || q.format == WeightFormat::kFP8Block) &&
            kernels::fp8_one_token_down_supports(s.inter, s.topk, q.act_quant == ActQuant::kPerGroup, q.block_k);
   }
+  const bool tokens_ok = s.m == 1 || (direct && s.m > 1 && s.m <= kDirectTableMaxTokens &&
+                                      s.inter >= kOneTokenDownPerTokenMinInter);  // a CTA row per token
+  if (!tokens_ok) return false;
+  if (q.format == WeightFormat::kDense) return true;
   if (!is_integer_format(q.format) || q.bits != 4 || !wna16_gemv_supports(q)) return false;
   // The down GEMV's own split at one token (run_small_m's choice; more tokens, more CTAs: no
   // more ways): the one-token kernel's warps must not split K fewer ways, or it streams with
@@ -141,13 +148,16 @@ bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_coun
   return down.split_k <= kernels::one_token_down_split(s.topk);
 }
 
-double direct_table_duplicate_bytes(const ProblemShape& s, const QuantParams& q) {
+double expected_repeated_pairs(const ProblemShape& s) {
   if (s.m <= 1 || s.num_experts <= 0) return 0.0;
   const double e = static_cast<double>(s.num_experts);
   const double distinct = e * (1.0 - std::pow(1.0 - static_cast<double>(s.topk) / e, static_cast<double>(s.m)));
-  const double extra = std::max(0.0, static_cast<double>(s.m * s.topk) - distinct);
+  return std::max(0.0, static_cast<double>(s.m * s.topk) - distinct);
+}
+
+double direct_table_duplicate_bytes(const ProblemShape& s, const QuantParams& q) {
   const double bytes_per_weight = is_integer_format(q.format) ? q.bits / 8.0 : 2.0;
-  return extra * 3.0 * static_cast<double>(s.hidden) * static_cast<double>(s.inter) * bytes_per_weight;
+  return expected_repeated_pairs(s) * 3.0 * static_cast<double>(s.hidden) * static_cast<double>(s.inter) * bytes_per_weight;
 }
 
 bool direct_table(const ProblemShape& s, const QuantParams& q, bool has_expert_map) {

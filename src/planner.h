@@ -304,7 +304,19 @@ bool top1_direct_output(const ProblemShape& shape, bool has_expert_map);
 /// v65 (H100, two rounds, against the direct table's down GEMV and combine): Qwen3 (I = 768)
 /// w4a16 M = 2 / 3 0.97 / 0.976, bf16 0.97 / 0.98, Qwen2 TP4 (I = 640) w4a16 M = 2 0.99;
 /// DeepSeek-V3 TP8 (I = 256) w4a16 M = 3 / 4 1.01 / 1.025, bf16 M = 2 1.02.
+/// FP8 from v69: 2 to kFp8FewTokensDownMaxTokens tokens on align's table too (a CTA row per
+/// token, each finding its pairs' rows in the table; at most kernels::kWarpAlignPairs pairs,
+/// not under dynamic per-tensor scales), so that neither the intermediate's quantizer nor the
+/// combine runs there either, where the down weights its CTA rows stream again for an expert
+/// that several tokens share (expected_repeated_pairs x H I bytes) are at most
+/// kFp8FewTokensDownMaxDuplicateBytes. Measured (v69, H100, two ABBA rounds against the down
+/// GEMV, quantizer and combine; PERF.md v69): per-channel Qwen3 M = 2 / 3 / 4 0.947 / 0.966 /
+/// 0.985, Qwen2 TP4 M = 2 / 3 0.97 / 0.99; block DeepSeek-V3 TP8 0.92 / 0.94 / 0.97, Qwen3
+/// 0.955 / 0.95 / 0.975, Qwen2 TP4 1.01 / 0.96; Qwen2 TP4 M = 4 (12.7 MB expected again)
+/// 1.016-1.029 slower, which the bound leaves on the combine.
 inline constexpr int64_t kOneTokenDownPerTokenMinInter = 512;
+inline constexpr int64_t kFp8FewTokensDownMaxTokens = 4;
+inline constexpr int64_t kFp8FewTokensDownMaxDuplicateBytes = int64_t{8} << 20;
 inline constexpr int64_t kOneTokenDownMinTopk = kernels::kOneTokenDownMinTopk;
 inline constexpr int64_t kOneTokenDownMaxTopk = kernels::kOneTokenDownMaxTopk;  // one CTA's 8 warps, one expert each at least
 bool one_token_down(const ProblemShape& shape, const QuantParams& quant, int32_t sm_count, bool direct);
@@ -333,9 +345,12 @@ bool one_token_down(const ProblemShape& shape, const QuantParams& quant, int32_t
 inline constexpr int64_t kDirectTableMaxTokens = 4;
 inline constexpr int64_t kDirectTableMaxDuplicateBytes = int64_t{4} << 20;
 bool direct_table(const ProblemShape& shape, const QuantParams& quant, bool has_expert_map);
+/// The pairs beyond the distinct experts they hit, expected under uniform routing: M topk - E
+/// (1 - (1 - topk / E)^M). Zero at one token.
+double expected_repeated_pairs(const ProblemShape& shape);
 /// The weight bytes the direct table streams beyond align's distinct experts, expected under
-/// uniform routing: (M topk - E (1 - (1 - topk / E)^M)) instances, each an expert's codes of
-/// both projections (3 H I weights at bits / 8 bytes, dense 2). Zero at one token.
+/// uniform routing: expected_repeated_pairs instances, each an expert's codes of both
+/// projections (3 H I weights at bits / 8 bytes, dense 2).
 double direct_table_duplicate_bytes(const ProblemShape& shape, const QuantParams& quant);
 
 /// Whether a small-M layer runs as one launch for one token (kernels::launch_wna16_one_token_layer:

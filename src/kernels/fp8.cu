@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 
 #include "align_warp.cuh"
@@ -544,18 +545,28 @@ __device__ __forceinline__ float act_scale(const Fp8ActView& xv, int64_t xrow, i
 // memory); the caller's __syncthreads follows before the codes are read. kGroups: group
 // scales (block weights; xv.kind kGroup), else per-row or per-tensor ones. amax_out (dynamic
 // per-tensor scales): the live rows' amax, as the whole-tensor quantizer leaves it.
-template <typename T, bool kGroups>
+// kFewTokens (2 to 4 tokens, FewTokenPairs): warp r takes the row of its token's slot r, at
+// sorted position row_pos (-1: none, the slot skipped or past top-k), into shared row r;
+// dynamic per-tensor scales are not taken (the tensor's amax spans every token's rows).
+template <typename T, bool kGroups, bool kFewTokens = false>
 __device__ __forceinline__ void quantize_token_rows(const GroupedGemvParams& p, const Fp8ActView& xv, int64_t stride,
-                                                    __half* codes, float* scales, float* amax_out) {
+                                                    __half* codes, float* scales, float* amax_out, int row_pos = -1) {
   constexpr int kBatch = 4;  // 16-byte loads in flight per lane
   __shared__ float s_amax[kWarps];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int rows = static_cast<int>(min(p.expert_offsets[p.num_experts], static_cast<int64_t>(p.topk)));
-  const bool live = warp < rows;
+  bool live = false;
+  int src_row = 0;
+  if constexpr (kFewTokens) {
+    live = row_pos >= 0;
+    src_row = live ? row_pos : 0;
+  } else {
+    live = warp < static_cast<int>(min(p.expert_offsets[p.num_experts], static_cast<int64_t>(p.topk)));
+    src_row = live ? warp : 0;
+  }
   // 32-bit indices, shifts for the groups (a 64-bit division per vector cost more than the
   // rest of the pass): K fits the kernel's shared memory (fp8_one_token_down_supports).
   const int K = static_cast<int>(p.k), vecs = K / kVec;
-  const uint4* src = reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + (live ? warp : 0) * K);
+  const uint4* src = reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + src_row * K);
   uint4* dst = reinterpret_cast<uint4*>(codes + (live ? warp : 0) * stride);
   const bool static_tensor = !kGroups && xv.kind == Fp8ActScale::kTensor && xv.scales != nullptr;
   const bool dynamic_tensor = !kGroups && xv.kind == Fp8ActScale::kTensor && !static_tensor;
@@ -584,13 +595,16 @@ __device__ __forceinline__ void quantize_token_rows(const GroupedGemvParams& p, 
   };
   if (kGroups || static_tensor) {
     // One pass: a group's vectors lie in one load of a team of xv.group / kVec lanes (8, 16
-    // or 32: fp8_one_token_down_supports), the span kernel's team.
+    // or 32: fp8_one_token_down_supports), the span kernel's team. kFewTokens: the static
+    // scale stored before warp 0 leaves, whose slot may be skipped (at one token row 0 is the
+    // first live one).
+    if (kFewTokens && static_tensor && threadIdx.x == 0) scales[0] = __ldg(xv.scales);
     if (!live) return;
     const int team_shift = kGroups ? 31 - __clz(xv.group / kVec) : 5;
     const int team = 1 << team_shift;
     const int groups = (vecs + team - 1) >> team_shift;  // K's groups (K and the group: whole vectors)
     const StaticScale static_q(static_tensor ? __ldg(xv.scales) : 1.0f);
-    if (static_tensor && threadIdx.x == 0) scales[0] = static_q.s;
+    if (!kFewTokens && static_tensor && threadIdx.x == 0) scales[0] = static_q.s;
     for_each_vector([&](int v, const uint4&, const float (&f)[kVec]) {
       if (!kGroups) {  // the static tensor scale
         if (v < vecs) store(v, f, static_q);
@@ -632,6 +646,41 @@ __device__ __forceinline__ void quantize_token_rows(const GroupedGemvParams& p, 
   }
 }
 
+// The few-token down GEMV's lookups (kFewTokens: 2 to 4 tokens, at most kWarpAlignPairs pairs
+// on align's table): lane i holds the pair at sorted position i and active expert i with its
+// first position, so that a warp finds its token's pair's position and that position's
+// expert with a ballot each, no search. Read before the wait, as init_one_token reads the
+// table: complete before down starts (WarpPlace::start).
+struct FewTokenPairs {
+  int pair_at = -1;  // the pair at sorted position `lane` (-1 past the local pairs)
+  int expert = 0;    // active expert `lane`
+  int64_t first = INT64_MAX;  // its first sorted position (past the active experts: never below a position)
+
+  __device__ explicit FewTokenPairs(const GroupedGemvParams& p) {
+    const int lane = threadIdx.x & 31;
+    const int64_t live = p.expert_offsets[p.num_experts];
+    const int active = p.active_experts[p.num_experts];
+    if (lane < live) pair_at = p.sorted_pairs[lane];
+    if (lane < active) {
+      expert = p.active_experts[lane];
+      first = p.expert_offsets[expert];
+    }
+  }
+  // The sorted position of token blockIdx.y's pair in `slot` (warp-uniform), -1 where the pair
+  // is skipped (no local expert) or slot >= top-k.
+  __device__ int position(const GroupedGemvParams& p, int slot) const {
+    const int want = static_cast<int>(blockIdx.y) * p.topk + slot;
+    const unsigned hit = __ballot_sync(0xffffffffu, slot < p.topk && pair_at == want);
+    return hit != 0u ? __ffs(static_cast<int>(hit)) - 1 : -1;
+  }
+  // The local expert of sorted position pos >= 0 (warp-uniform): the last active expert that
+  // starts at or before it (the active experts ascend, and so do their first positions).
+  __device__ int expert_at(int pos) const {
+    const unsigned starts = __ballot_sync(0xffffffffu, first <= pos);
+    return __shfl_sync(0xffffffffu, expert, 31 - __clz(static_cast<int>(starts)));
+  }
+};
+
 // fp8_gemv's kernels, the body inlined into each (kOneToken's takes one more parameter).
 // kOneToken (down, one n-tile: launch_fp8_one_token_down): one token's down GEMV with the
 // intermediate's quantizer and the top-k combine folded in, as small_m_splitk's
@@ -640,11 +689,13 @@ __device__ __forceinline__ void quantize_token_rows(const GroupedGemvParams& p, 
 // weight loads, waits, and the CTA quantizes the token's rows into shared memory
 // (quantize_token_rows), where the passes read them and their scales; the experts' sums are
 // added in shared memory (gemv::OneTokenSums). No quantized rows in memory, no y rows, no
-// combine launch.
-template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock, bool kOneToken>
+// combine launch. kFewTokens (with kOneToken): the same for 2 to 4 tokens, a CTA row per token
+// (blockIdx.y), warp w on its token's pair w / kSplitK (FewTokenPairs, init_token_pair).
+template <typename TOut, int kSplitK, int kNTiles, bool kGateUp, bool kBlock, bool kOneToken, bool kFewTokens = false>
 __device__ __forceinline__ void fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& wv, const Fp8ActView& xv,
                                          float* amax_out) {
   static_assert(!kOneToken || (!kGateUp && kNTiles == 1), "one token: the down GEMV, one pass of 8 columns");
+  static_assert(!kFewTokens || kOneToken, "a few tokens: the one-token kernel's form");
   constexpr int kTokensPerPass = 8 * kNTiles;
   // 64-k steps in flight (x2 with the pipeline): 64 bytes per lane and row, 128 for a split
   // grid with one n-tile and per-tensor/row scales (those variants run 2 CTAs per SM at 128
@@ -658,10 +709,19 @@ __device__ __forceinline__ void fp8_gemv(const GroupedGemvParams& p, const Fp8We
   // Align's table only (planner.h, direct_table); the one-token place takes the type
   // OneTokenSums adds from (its direct-table branch never taken here).
   gemv::WarpPlace<kSplitK, kGateUp, kOneToken> w;
+  int row_pos = -1;  // kFewTokens: the sorted position of the row this warp quantizes (slot `warp`)
   if constexpr (kOneToken) {
     s_shared.zero();
     __syncthreads();
-    w.init_one_token(p);  // reads align's table, complete before down starts (WarpPlace::start)
+    if constexpr (kFewTokens) {
+      const FewTokenPairs pairs(p);
+      const int warp = static_cast<int>(threadIdx.x >> 5);
+      row_pos = pairs.position(p, warp);
+      const int pos = pairs.position(p, warp / kSplitK);
+      w.init_token_pair(p, pos >= 0 ? pairs.expert_at(pos) : 0, pos);
+    } else {
+      w.init_one_token(p);  // reads align's table, complete before down starts (WarpPlace::start)
+    }
   } else {
     if (!w.template start<TOut>(p)) return;  // waits for the predecessor where it must (down: later)
   }
@@ -729,15 +789,16 @@ __device__ __forceinline__ void fp8_gemv(const GroupedGemvParams& p, const Fp8We
     load_steps(s_begin, cur_lo, cur_hi);
     if constexpr (kOneToken) {
       wait_for_predecessor();
-      quantize_token_rows<TOut, kBlock>(p, xv, x_stride, s_codes, s_scales, amax_out);
+      quantize_token_rows<TOut, kBlock, kFewTokens>(p, xv, x_stride, s_codes, s_scales, amax_out, row_pos);
       __syncthreads();
     } else {
       w.wait_for_activations(c0);
     }
     // kOneToken: the shared-memory row of token column `tok` (its sorted position; columns
     // past the expert's tokens take token 0's, unused), at most top-k - 1 whatever the table
-    // holds.
+    // holds; kFewTokens: the warp's slot's row (one column).
     const auto token_row = [&](int tok) {
+      if constexpr (kFewTokens) return static_cast<int64_t>(w.warp / kSplitK);
       return min(w.begin + (tok < w.count ? tok : 0), static_cast<int64_t>(p.topk - 1));
     };
     // The lane's 16 k of step s of token column g of each n-tile: x_q[nt][8 s], [8 s + 1]
@@ -906,11 +967,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) fp8_gemv_kernel(GroupedG
   fp8_gemv<TOut, kSplitK, kNTiles, kGateUp, kBlock, false>(p, wv, xv, nullptr);
 }
 
-// launch_fp8_one_token_down's kernels (fp8_gemv's kOneToken).
-template <typename TOut, int kSplitK, bool kBlock>
+// launch_fp8_one_token_down's kernels (fp8_gemv's kOneToken; kFewTokens for 2 to 4 tokens).
+template <typename TOut, int kSplitK, bool kBlock, bool kFewTokens>
 __global__ void __launch_bounds__(kThreads) fp8_one_token_down_kernel(GroupedGemvParams p, Fp8WeightsView wv, Fp8ActView xv,
                                                                       float* amax_out) {
-  fp8_gemv<TOut, kSplitK, 1, false, kBlock, true>(p, wv, xv, amax_out);
+  fp8_gemv<TOut, kSplitK, 1, false, kBlock, true, kFewTokens>(p, wv, xv, amax_out);
 }
 
 using Fp8GemvKernel = void (*)(GroupedGemvParams, Fp8WeightsView, Fp8ActView);
@@ -1130,21 +1191,27 @@ cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w,
 }
 
 cudaError_t launch_fp8_one_token_down(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
-                                      float* amax_out, cudaStream_t stream) {
-  // One token: its experts are at most top-k, which one CTA's warps cover (align's table); its
-  // rows fit shared memory.
-  if (!fp8_gemv_args_ok(p, w, x) || p.gate_up || p.x == nullptr || p.num_experts <= 0 ||
-      !fp8_one_token_down_supports(p.k, p.topk, x.kind == Fp8ActScale::kGroup, x.group) || gemv::one_token_down_tokens(p) <= 0) {
+                                      float* amax_out, int32_t tokens, cudaStream_t stream) {
+  // One token: its experts are at most top-k, which one CTA's warps cover (align's table). A
+  // few: their pairs within one warp's lookup (FewTokenPairs), no tensor amax over them all.
+  // The rows fit shared memory.
+  const bool few = tokens > 1;
+  const bool table_ok = few ? tokens * static_cast<int64_t>(p.topk) <= kWarpAlignPairs &&
+                                  !(x.kind == Fp8ActScale::kTensor && x.scales == nullptr)
+                            : tokens == 1 && gemv::one_token_down_tokens(p) > 0;
+  if (!fp8_gemv_args_ok(p, w, x) || p.gate_up || p.x == nullptr || p.num_experts <= 0 || !table_ok ||
+      !fp8_one_token_down_supports(p.k, p.topk, x.kind == Fp8ActScale::kGroup, x.group)) {
     return cudaErrorInvalidValue;
   }
   const bool block = w.kind == Fp8WeightScale::kBlock;
-  const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16), 1);
+  const dim3 grid(static_cast<unsigned>((p.n_out + 15) / 16), static_cast<unsigned>(tokens));
   const bool split = one_token_down_split(p.topk) == 2;
   const size_t smem = static_cast<size_t>(fp8_one_token_down_smem(p.k, p.topk, x.kind == Fp8ActScale::kGroup, x.group));
   auto launch = [&](auto out, auto is_block) -> cudaError_t {
     using T = decltype(out);
     constexpr bool kB = decltype(is_block)::value;
-    const auto kernel = split ? fp8_one_token_down_kernel<T, 2, kB> : fp8_one_token_down_kernel<T, 1, kB>;
+    const auto kernel = few ? (split ? fp8_one_token_down_kernel<T, 2, kB, true> : fp8_one_token_down_kernel<T, 1, kB, true>)
+                            : (split ? fp8_one_token_down_kernel<T, 2, kB, false> : fp8_one_token_down_kernel<T, 1, kB, false>);
     return launch_with_pdl_smem(kernel, grid, dim3(kThreads), smem, stream, p, w, x, amax_out);
   };
   using Block = std::true_type;

@@ -161,6 +161,17 @@ struct WarpPlace {
     row_hi = kGateUp ? gate_up_row(u_hi, true, p.n_out, gate_up_interleaved) : u_hi;
   }
 
+  // The one-token places' lanes: one 16-row tile per CTA, warp w on K slice w % kSplitK.
+  __device__ void one_token_lanes() {
+    static_assert(!kGateUp, "one token: the down GEMV");
+    warp = threadIdx.x >> 5;
+    lane = threadIdx.x & 31;
+    g = lane >> 2;
+    q = lane & 3;
+    tile = 0;
+    split = warp % kSplitK;
+  }
+
   // The one-token down GEMV's place (top-k 4-8: launch_one_token_down and
   // launch_wna16_one_token_down): the CTA covers the 16-row tile blockIdx.x for all of token
   // blockIdx.y's live experts; warp w runs live expert w / kSplitK (align's active list of one
@@ -171,13 +182,7 @@ struct WarpPlace {
   // combine). Align's experts are distinct, one pair each; a repeated expert's pairs are its
   // columns (the direct table: its instances).
   __device__ void init_one_token(const GroupedGemvParams& p) {
-    static_assert(!kGateUp, "one token: the down GEMV");
-    warp = threadIdx.x >> 5;
-    lane = threadIdx.x & 31;
-    g = lane >> 2;
-    q = lane & 3;
-    tile = 0;
-    split = warp % kSplitK;
+    one_token_lanes();
     const int which = warp / kSplitK;
     if (kDirect && direct_table(p)) {
       const int first = static_cast<int>(blockIdx.y) * p.topk;  // the token's first pair
@@ -191,6 +196,18 @@ struct WarpPlace {
       begin = live ? p.expert_offsets[e] : 0;
       count = live ? min(p.expert_counts[e], 8) : 0;  // pairs of e: at most top-k <= 8
     }
+    place(p, static_cast<int64_t>(blockIdx.x) * 16);
+  }
+
+  // The few-token down GEMV's place (fp8's one-token kernel for 2 to 4 tokens on align's
+  // table: launch_fp8_one_token_down): the CTA covers the 16-row tile blockIdx.x for token
+  // blockIdx.y; warp w runs the token's pair w / kSplitK, at sorted position `pos` of local
+  // expert `expert` (count 0 where the pair is skipped: pos < 0), on K slice w % kSplitK.
+  __device__ void init_token_pair(const GroupedGemvParams& p, int expert, int pos) {
+    one_token_lanes();
+    e = pos >= 0 ? expert : 0;
+    begin = pos >= 0 ? pos : 0;
+    count = pos >= 0 ? 1 : 0;
     place(p, static_cast<int64_t>(blockIdx.x) * 16);
   }
 

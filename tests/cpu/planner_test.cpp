@@ -2,11 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "kernels/align_geometry.h"
 #include "kernels/fp8_one_token_geometry.h"
 #include "kernels/gate_up_layout.h"
 #include "kernels/kernel_limits.h"
@@ -575,7 +577,23 @@ TEST(Planner, OneTokenSumsItsExpertsInTheDownGemv) {
   EXPECT_TRUE(one_token_down(make_shape(1, 3584, 640, 64, 8), fp8_tensor, kSms, false));  // Qwen2 TP4
   EXPECT_FALSE(one_token_down(make_shape(1, 7168, 256, 256, 8), fp8, kSms, false));  // DeepSeek-V3 TP8: I < 512
   EXPECT_TRUE(one_token_down(make_shape(1, 7168, 256, 256, 8), fp8_block, kSms, false));
-  EXPECT_FALSE(one_token_down(make_shape(2, 2048, 768, 128, 8), fp8, kSms, false));  // two tokens
+  // Two to four tokens on align's table (v69): at most 32 pairs, not under dynamic per-tensor
+  // scales (the tensor's amax spans every token's rows).
+  EXPECT_TRUE(one_token_down(make_shape(2, 2048, 768, 128, 8), fp8, kSms, false));
+  EXPECT_TRUE(one_token_down(make_shape(kFp8FewTokensDownMaxTokens, 2048, 768, 128, 8), fp8, kSms, false));
+  EXPECT_TRUE(one_token_down(make_shape(3, 7168, 256, 256, 8), fp8_block, kSms, false));
+  EXPECT_FALSE(one_token_down(make_shape(kFp8FewTokensDownMaxTokens + 1, 2048, 768, 128, 4), fp8, kSms, false));
+  EXPECT_FALSE(one_token_down(make_shape(3, 7168, 256, 256, 8), fp8, kSms, false));  // I < 512
+  EXPECT_FALSE(one_token_down(make_shape(2, 3584, 640, 64, 8), fp8_tensor, kSms, false));
+  QuantParams fp8_static = fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorStatic);
+  EXPECT_TRUE(one_token_down(make_shape(2, 3584, 640, 64, 8), fp8_static, kSms, false));
+  static_assert(kFp8FewTokensDownMaxTokens * kOneTokenDownMaxTopk <= kernels::kWarpAlignPairs);
+  // ... where the down weights streamed again for shared experts are at most 8 MiB: Qwen2 TP4
+  // at M = 4 expects 5.5 repeated pairs of 3584 x 640 bytes (measured 1.02-1.03x slower).
+  EXPECT_TRUE(one_token_down(make_shape(3, 3584, 640, 64, 8), fp8, kSms, false));
+  EXPECT_FALSE(one_token_down(make_shape(4, 3584, 640, 64, 8), fp8, kSms, false));
+  EXPECT_NEAR(expected_repeated_pairs(make_shape(4, 3584, 640, 64, 8)), 32.0 - 64.0 * (1.0 - std::pow(56.0 / 64.0, 4)), 1e-9);
+  EXPECT_EQ(expected_repeated_pairs(make_shape(1, 3584, 640, 64, 8)), 0.0);
   EXPECT_FALSE(one_token_down(make_shape(1, 4096, 14336, 8, 2), fp8, kSms, false));  // top-2
   // The kernel quantizes the token's rows into its shared memory (v67): at most 48 KiB, and
   // group scales in teams of 8-32 lanes (groups of 64, 128 or 256 columns).

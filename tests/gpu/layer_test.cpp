@@ -32,6 +32,7 @@
 #include "cpu/test_util.h"
 #include "gpu/gpu_test_util.h"
 #include "gpu_layer.h"
+#include "kernels/fp8_one_token_down.h"
 #include "kernels/launch.h"
 #include "planner.h"
 #include "shapes.h"
@@ -1263,8 +1264,9 @@ TEST(FewTokensFp8, AlignTableFromXsQuantizerAndOneTokenDown) {
   auto run = [&](GpuCase c) {
     c.path = KernelPath::kAuto;
     EXPECT_LE(c.shape.m * c.shape.topk, kernels::kWarpAlignPairs) << describe(c);
-    if (c.shape.inter >= 512) {
-      EXPECT_EQ(one_token_down(c.shape, c.quant, sms, false), c.shape.m == 1 && c.shape.topk >= kOneTokenDownMinTopk)
+    if (c.shape.inter >= 512) {  // one token, or up to four but not under a dynamic tensor amax (v69)
+      const bool tokens = c.shape.m == 1 || c.quant.act_quant != ActQuant::kPerTensorDynamic;
+      EXPECT_EQ(one_token_down(c.shape, c.quant, sms, false), tokens && c.shape.topk >= kOneTokenDownMinTopk)
           << describe(c);
     }
     run_case(c);
@@ -1320,6 +1322,66 @@ TEST(FewTokensFp8, AlignTableFromXsQuantizerAndOneTokenDown) {
   wide.path = KernelPath::kAuto;
   EXPECT_FALSE(one_token_down(wide.shape, wide.quant, sms, false));
   run_case(wide);
+  // Two to four tokens per CTA row (v69) with half the experts on other GPUs (skipped pairs:
+  // positions past the table's live ones), groups of 64 over a partial last one, and under a
+  // CUDA graph replayed with new routing.
+  for (const QuantParams& q : {quants[0], quants[1], quants[3]}) {
+    for (int64_t m : {2, 3, 4}) {
+      GpuCase ep = custom(m, 32, 1024, 512, 8, "uniform");
+      ep.quant = q;
+      ep.path = KernelPath::kAuto;
+      ep.ep_half = true;
+      EXPECT_TRUE(one_token_down(ep.shape, ep.quant, sms, false)) << describe(ep);
+      run_case(ep);
+    }
+    GpuCase g = bench_case("qwen3_30b_a3b_tp1", 3);
+    g.quant = q;
+    g.path = KernelPath::kAuto;
+    EXPECT_TRUE(one_token_down(g.shape, g.quant, sms, false)) << describe(g);
+    run_graph_replay_case(g);
+  }
+  blocks.block_k = 64;
+  GpuCase few_groups = custom(4, 16, 512, 272 + 64, 8, "uniform");
+  few_groups.quant = blocks;
+  few_groups.path = KernelPath::kAuto;
+  EXPECT_TRUE(one_token_down(few_groups.shape, few_groups.quant, sms, false)) << describe(few_groups);
+  run_case(few_groups);
+}
+
+// launch_fp8_one_token_down's own checks of the token count (refused before any launch: the
+// pointers below are never read).
+TEST(FewTokensFp8, OneTokenDownRefusesWhatItCannotTake) {
+  static int32_t table[64];
+  static int64_t offsets[64];
+  static float scales[4];
+  static uint8_t weights[16];
+  kernels::GroupedGemvParams p;
+  p.gate_up = false;
+  p.x = weights;
+  p.w = weights;
+  p.out = weights;
+  p.n_out = 256;
+  p.k = 512;
+  p.topk = 8;
+  p.num_experts = 32;
+  p.max_active = 8;
+  p.expert_counts = table;
+  p.expert_offsets = offsets;
+  p.sorted_pairs = table;
+  p.active_experts = table;
+  kernels::Fp8WeightsView w;
+  w.w = weights;
+  w.scales = scales;
+  w.kind = kernels::Fp8WeightScale::kRow;
+  w.n = 256;
+  w.k = 512;
+  kernels::Fp8ActView x;
+  x.kind = kernels::Fp8ActScale::kRow;
+  for (int32_t tokens : {0, -1, 5}) {  // 5 x top-8 = 40 pairs, past one warp's lookup
+    EXPECT_EQ(kernels::launch_fp8_one_token_down(p, w, x, nullptr, tokens, nullptr), cudaErrorInvalidValue) << tokens;
+  }
+  x.kind = kernels::Fp8ActScale::kTensor;  // dynamic (no scale given): one token only
+  EXPECT_EQ(kernels::launch_fp8_one_token_down(p, w, x, nullptr, 2, nullptr), cudaErrorInvalidValue);
 }
 
 // The one-token int4 layer (planner.h one_token_layer: both GEMMs and the combine in one
