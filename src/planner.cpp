@@ -125,12 +125,14 @@ bool top1_direct_output(const ProblemShape& s, bool has_expert_map) {
 bool one_token_down(const ProblemShape& s, const QuantParams& q, int32_t sm_count, bool direct) {
   if (s.m < 1 || s.topk < kOneTokenDownMinTopk || s.topk > kOneTokenDownMaxTopk) return false;
   if (is_fp8_format(q.format)) {
-    // Align's table: one token, or up to kFp8FewTokensDownMaxTokens in one warp's lookup
-    // without a tensor amax over them; block scales at any I (v66); the rows in shared memory.
+    // Align's table: the token counts the kernel takes, several only up to
+    // kFp8FewTokensDownMaxTokens and the repeat bound; block scales at any I (v66); the rows in
+    // shared memory.
     const double duplicate_bytes = expected_repeated_pairs(s) * static_cast<double>(s.hidden) * static_cast<double>(s.inter);
-    const bool tokens_ok = s.m == 1 || (s.m <= kFp8FewTokensDownMaxTokens && s.m * s.topk <= kernels::kWarpAlignPairs &&
-                                        q.act_quant != ActQuant::kPerTensorDynamic &&
-                                        duplicate_bytes <= static_cast<double>(kFp8FewTokensDownMaxDuplicateBytes));
+    const bool tokens_ok =
+        kernels::fp8_one_token_down_takes_tokens(s.m, s.topk, q.act_quant == ActQuant::kPerTensorDynamic) &&
+        (s.m == 1 || (s.m <= kFp8FewTokensDownMaxTokens &&
+                      duplicate_bytes <= static_cast<double>(kFp8FewTokensDownMaxDuplicateBytes)));
     return tokens_ok && (s.inter >= kOneTokenDownPerTokenMinInter || q.format == WeightFormat::kFP8Block) &&
            kernels::fp8_one_token_down_supports(s.inter, s.topk, q.act_quant == ActQuant::kPerGroup, q.block_k);
   }

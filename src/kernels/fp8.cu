@@ -1192,13 +1192,12 @@ cudaError_t launch_fp8_gemv(const GroupedGemvParams& p, const Fp8WeightsView& w,
 
 cudaError_t launch_fp8_one_token_down(const GroupedGemvParams& p, const Fp8WeightsView& w, const Fp8ActView& x,
                                       float* amax_out, int32_t tokens, cudaStream_t stream) {
-  // One token: its experts are at most top-k, which one CTA's warps cover (align's table). A
-  // few: their pairs within one warp's lookup (FewTokenPairs), no tensor amax over them all.
-  // The rows fit shared memory.
+  // The token counts fp8_one_token_down_takes_tokens names (one token: align's table as the
+  // one-token GEMVs read it); the rows fit shared memory.
   const bool few = tokens > 1;
-  const bool table_ok = few ? tokens * static_cast<int64_t>(p.topk) <= kWarpAlignPairs &&
-                                  !(x.kind == Fp8ActScale::kTensor && x.scales == nullptr)
-                            : tokens == 1 && gemv::one_token_down_tokens(p) > 0;
+  const bool table_ok =
+      fp8_one_token_down_takes_tokens(tokens, p.topk, x.kind == Fp8ActScale::kTensor && x.scales == nullptr) &&
+      (few || gemv::one_token_down_tokens(p) > 0);
   if (!fp8_gemv_args_ok(p, w, x) || p.gate_up || p.x == nullptr || p.num_experts <= 0 || !table_ok ||
       !fp8_one_token_down_supports(p.k, p.topk, x.kind == Fp8ActScale::kGroup, x.group)) {
     return cudaErrorInvalidValue;

@@ -4,7 +4,8 @@
 
 #include <cstdint>
 
-#include "gemv_geometry.h"  // kOneTokenDownMinTopk, kOneTokenDownMaxTopk
+#include "align_geometry.h"  // kWarpAlignPairs
+#include "gemv_geometry.h"   // kOneTokenDownMinTopk, kOneTokenDownMaxTopk
 
 namespace fusedmoe::kernels {
 
@@ -26,6 +27,13 @@ inline bool fp8_one_token_down_supports(int64_t k, int64_t topk, bool group_scal
   if (group_scales && group != 64 && group != 128 && group != 256) return false;
   return topk >= kOneTokenDownMinTopk && topk <= kOneTokenDownMaxTopk && k > 0 && k % 16 == 0 &&
          fp8_one_token_down_smem(k, topk, group_scales, group) <= kFp8OneTokenDownMaxSmem;
+}
+
+/// Whether the kernel takes `tokens` tokens on align's table: one (its experts are at most top-k,
+/// which one CTA's warps cover), or several whose pairs fit one warp's lookup (FewTokenPairs: at
+/// most kWarpAlignPairs) and need no tensor amax over them all (not dynamic per-tensor scales).
+inline bool fp8_one_token_down_takes_tokens(int64_t tokens, int64_t topk, bool dynamic_tensor_scale) {
+  return tokens == 1 || (tokens > 1 && tokens * topk <= kWarpAlignPairs && !dynamic_tensor_scale);
 }
 
 }  // namespace fusedmoe::kernels
