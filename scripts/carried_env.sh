@@ -14,6 +14,7 @@
 #   ncu_sass "$BIN_tma2" gemms wna16_grouped bench ...      # ncu with per-SASS samples, $W/gemms_*.csv
 #   ncu_times tma2 'wna16|combine' w4a16 qwen3_30b_a3b_tp1  # kernel times at M = 1, $W/ncu_tma2_*.csv
 #   ncu_points "$BIN_tma2" t4 wna16_gemv "deepseek_v3_tp8:32" --precision w4a16   # $W/ncu_t4_*.csv
+#   profile_builds glue fp8_channel "qwen3_30b_a3b_tp1:1024" tma tma2   # each kernel alone, side by side
 #   otl_traces l5t qwen3_30b_a3b_tp1    # the one-token layer's phase stamps, $W/trace_l5t_*.txt
 #   m1_rounds main l5t; m1_report main l5t   # two rounds of w4a16 at M = 1 per build
 #   carried_report              # info.txt, the test parts' verdicts, the sanitizers' summaries
@@ -182,6 +183,24 @@ ncu_points() {
       bench --shape "$s" --m "$m" --seconds 0.001 "$@" > "$W/ncu_${tag}_${s}_$m.csv" 2> "$W/ncu_${tag}_${s}_$m.err"
   done
   echo "ncu $tag $(el) s" >> "$W/info.txt"
+}
+# profile_builds TAG PRECISION "SHAPE:M ..." BUILD...: scripts/profile.sh (ncu, each kernel of one
+# layer call alone, cold L2) of each build at each point, into $W/profile_TAG_BUILD.txt, then
+# the kernels side by side (scripts/profile_compare.py, the first build the base): a
+# candidate's kernels timed alone before its layer is (PERF.md v70).
+profile_builds() {
+  local tag="$1" pr="$2" pts="$3" b files=()
+  shift 3
+  for b in "$@"; do
+    # shellcheck disable=SC2086
+    OUT="$W" PRECISION="$pr" FUSEDMOE_BIN="$root/build/carry/$b/fusedmoe" bash "$root/scripts/profile.sh" $pts \
+      > /dev/null 2>&1
+    mv "$W/profile.txt" "$W/profile_${tag}_$b.txt"
+    files+=("$W/profile_${tag}_$b.txt")
+  done
+  rm -f "$W/ncu_raw.csv" "$W/ncu_detail.csv" "$W/build.log"
+  echo "profile $tag $(el) s" >> "$W/info.txt"
+  python3 "$root/scripts/profile_compare.py" "${files[@]}"
 }
 # carried_report: what a call prints last: $W/info.txt, each test part's verdict, the
 # sanitizers' summaries.
