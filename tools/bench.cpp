@@ -27,6 +27,8 @@
 #include "bench_report.h"
 #include "cublas_peer.h"
 #include "gpu_layer.h"
+#include "layer.h"
+#include "validate.h"
 #include "fusedmoe/build_info.h"
 #include "fusedmoe/moe.h"
 #include "fusedmoe_ref/numeric.h"
@@ -259,6 +261,93 @@ double expert_weight_bytes(const ProblemShape& shape, const Precision& p) {
 
 }  // namespace
 
+// `--stage routing`: per shape and M, the model's router (route_topk on fp32 logits ~ N(0, 1):
+// the shape's scoring, groups and correction bias) and align (smxx_align_tokens as the layer
+// enqueues it, enqueue_align) under a CUDA graph, each alone and the two together, the L2
+// flushed before each replay. TARGETS.md asks routing + align <= 5 us for M <= 256 at E = 256.
+// Align's expert offsets are checked to hold every pair (no expert map here). Synthetic
+// routings (--routing) have no router: skipped.
+int bench_routing(const BenchOptions& opt, cudaStream_t stream, void* flush, size_t flush_bytes) {
+  constexpr double kTargetUs = 5.0;
+  constexpr int64_t kTargetMaxM = 256;
+  int failures = 0;
+  std::printf("%-20s %6s %5s %7s %9s %9s %9s %9s\n", "shape", "m", "E", "pairs", "route_us", "align_us", "both_us",
+              "target");
+  for (const ShapeSpec& spec : opt.shapes) {
+    if (!spec.routing.from_logits) {
+      std::printf("%-20s  skipped: routing %s has no router\n", spec.name.c_str(), spec.routing.name.c_str());
+      continue;
+    }
+    ProblemShape shape = spec.shape;
+    for (int64_t m : opt.batch_sizes) {
+      shape.m = m;
+      ref::LayerData d;
+      Status st = ref::make_random_inputs(shape, DType::kBF16, ref::RoutingMode::kRouter, 11 + m, &d);
+      if (!st.ok()) throw CudaFailure{st.message()};
+      const int64_t pairs = m * shape.topk;
+      const int32_t experts = shape.num_experts;
+      Buffer logits(d.router_logits.size() * sizeof(float), d.router_logits.data());
+      Buffer bias(std::max<size_t>(d.correction_bias.size(), 1) * sizeof(float),
+                  d.correction_bias.empty() ? nullptr : d.correction_bias.data());
+      Buffer ids(static_cast<size_t>(pairs) * sizeof(int32_t)), weights(static_cast<size_t>(pairs) * sizeof(float));
+      Buffer counts(static_cast<size_t>(experts) * sizeof(int32_t));
+      Buffer offsets(static_cast<size_t>(experts + 1) * sizeof(int64_t));
+      Buffer sorted(static_cast<size_t>(pairs) * sizeof(int32_t));
+      Buffer active(static_cast<size_t>(experts + 1) * sizeof(int32_t));
+      Buffer block_counts(static_cast<size_t>(std::max<int64_t>(kernels::align_block_counts_size(pairs, experts), 1)) *
+                          sizeof(int32_t));
+      RoutingConfig cfg = spec.routing.config;
+      cfg.correction_bias = spec.routing.use_correction_bias && !d.correction_bias.empty()
+                                ? static_cast<const float*>(bias.get())
+                                : nullptr;
+      MoeInputs in = d.inputs;  // the shape and expert map enqueue_align reads
+      in.shape = shape;
+      in.expert_map = nullptr;
+      kernels::AlignParams al;
+      al.expert_counts = static_cast<int32_t*>(counts.get());
+      al.expert_offsets = static_cast<int64_t*>(offsets.get());
+      al.sorted_pairs = static_cast<int32_t*>(sorted.get());
+      al.active_experts = static_cast<int32_t*>(active.get());
+      al.block_counts = static_cast<int32_t*>(block_counts.get());
+      int32_t* const ids_d = static_cast<int32_t*>(ids.get());
+      const auto route = [&] {
+        return route_topk(shape, cfg, DType::kFP32, logits.get(), ids_d, static_cast<float*>(weights.get()), stream);
+      };
+      const auto align = [&] { return enqueue_align(in, ids_d, &al, stream); };
+      const Status routed = route();  // also the ids align reads when timed alone
+      check(cudaStreamSynchronize(stream), "route");
+      if (!routed.ok()) {
+        std::printf("%-20s %6lld  %s\n", spec.name.c_str(), static_cast<long long>(m), routed.message().c_str());
+        ++failures;
+        continue;
+      }
+      const double route_us = time_graph(route, opt.seconds_per_point, stream, flush, flush_bytes);
+      const double align_us = time_graph(align, opt.seconds_per_point, stream, flush, flush_bytes);
+      const double both_us = time_graph(
+          [&] {
+            const Status r = route();
+            return r.ok() ? align() : r;
+          },
+          opt.seconds_per_point, stream, flush, flush_bytes);
+      int64_t placed = -1;
+      check(cudaMemcpy(&placed, static_cast<const int64_t*>(offsets.get()) + experts, sizeof placed,
+                       cudaMemcpyDeviceToHost),
+            "align's offsets");
+      char target[32] = "-";
+      if (m <= kTargetMaxM) std::snprintf(target, sizeof target, "%s %.0f", both_us <= kTargetUs ? "<=" : ">", kTargetUs);
+      std::printf("%-20s %6lld %5d %7lld %9.1f %9.1f %9.1f %9s\n", spec.name.c_str(), static_cast<long long>(m),
+                  global_experts(shape), static_cast<long long>(pairs), route_us, align_us, both_us, target);
+      if (placed != pairs) {
+        std::printf("%-20s %6lld  align placed %lld of %lld pairs\n", spec.name.c_str(), static_cast<long long>(m),
+                    static_cast<long long>(placed), static_cast<long long>(pairs));
+        ++failures;
+      }
+      std::fflush(stdout);
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
 int bench_main(const BenchOptions& opt) {
   try {
     if (device_count() == 0) {
@@ -278,6 +367,14 @@ int bench_main(const BenchOptions& opt) {
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     const size_t flush_bytes = static_cast<size_t>(std::max<int64_t>(dev.l2_bytes * 4, 256 << 20));
     Buffer flush(flush_bytes);
+    if (opt.routing_stage) {
+      const BuildInfo b = build_info();
+      std::printf("fusedmoe bench: %s, %d SMs; git %s; CUDA %s; stage routing (the model's router and align)\n",
+                  dev.name.c_str(), dev.sm_count, b.git_revision.c_str(), b.cuda_version.c_str());
+      const int rc = bench_routing(opt, stream, flush.get(), flush_bytes);
+      cudaStreamDestroy(stream);
+      return rc;
+    }
     const Rooflines roof =
         measure_rooflines(stream, flush.get(), flush_bytes, dev.sm_count, precision.quant.act_quant != ActQuant::kNone);  // FP8: e4m3 GEMMs
     const BuildInfo b = build_info();

@@ -27,6 +27,9 @@ struct BenchOptions {
   /// Dense weights read in place in the checkpoint's order (as the per-call fused_experts op
   /// passes them) instead of prepared with w13's gate and up rows interleaved.
   bool dense_in_place = false;
+  /// `--stage routing`: the model's router and align only (TARGETS.md's routing + align row),
+  /// not the layer.
+  bool routing_stage = false;
 };
 
 /// Prints a table (and writes the CSV and JSON); 0 when every point ran, 1 otherwise, 2 without a GPU.

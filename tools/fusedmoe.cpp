@@ -75,7 +75,10 @@ const char* kUsage =
     "  --tiles-per-warp N        as for check\n"
     "  --dense-in-place 1        dense weights read in place, in the checkpoint's order, as the\n"
     "                            per-call fused_experts op passes them (default: prepared, w13's\n"
-    "                            gate and up rows interleaved so GEMM1 applies the activation)\n";
+    "                            gate and up rows interleaved so GEMM1 applies the activation)\n"
+    "  --stage S                 layer (default), or routing: the model's router on fp32 logits and\n"
+    "                            align only, each alone and together (TARGETS.md: <= 5 us for\n"
+    "                            M <= 256 at E = 256)\n";
 
 struct Args {
   std::string command;
@@ -435,7 +438,8 @@ int cmd_bench(const Args& args) {
   return usage_error("bench needs a CUDA build (this one is CPU-only)");
 #else
   static const char* kKnown[] = {"shape",   "m",           "precision", "csv",     "json",          "seconds",
-                                 "routing", "shapes-file", "path",      "split-k", "dense-in-place", "tiles-per-warp"};
+                                 "routing", "shapes-file", "path",      "split-k", "dense-in-place", "tiles-per-warp",
+                                 "stage"};
   for (const auto& kv : args.options) {
     bool known = false;
     for (const char* k : kKnown) known = known || kv.first == k;
@@ -484,6 +488,11 @@ int cmd_bench(const Args& args) {
     const std::string v = args.options.at("dense-in-place");
     if (v != "0" && v != "1") return usage_error("--dense-in-place: expected 0 or 1, got '" + v + "'");
     opt.dense_in_place = v == "1";
+  }
+  if (args.options.count("stage")) {
+    const std::string v = args.options.at("stage");
+    if (v != "layer" && v != "routing") return usage_error("--stage: expected layer or routing, got '" + v + "'");
+    opt.routing_stage = v == "routing";
   }
   opt.peers_file = FUSEDMOE_PEERS_FILE;
   return ft::bench_main(opt);
