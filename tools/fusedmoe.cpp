@@ -78,7 +78,7 @@ const char* kUsage =
     "                            gate and up rows interleaved so GEMM1 applies the activation)\n"
     "  --stage S                 layer (default), or routing: the model's router on fp32 logits and\n"
     "                            align only, each alone and together (TARGETS.md: <= 5 us for\n"
-    "                            M <= 256 at E = 256)\n";
+    "                            M <= 256 at E = 256; the layer's options do not apply)\n";
 
 struct Args {
   std::string command;
@@ -493,6 +493,9 @@ int cmd_bench(const Args& args) {
     const std::string v = args.options.at("stage");
     if (v != "layer" && v != "routing") return usage_error("--stage: expected layer or routing, got '" + v + "'");
     opt.routing_stage = v == "routing";
+    if (opt.routing_stage && (!opt.csv_path.empty() || !opt.json_path.empty())) {
+      return usage_error("--stage routing: prints its table only, without --csv or --json");
+    }
   }
   opt.peers_file = FUSEDMOE_PEERS_FILE;
   return ft::bench_main(opt);
