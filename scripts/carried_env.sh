@@ -198,7 +198,7 @@ profile_builds() {
     mv "$W/profile.txt" "$W/profile_${tag}_$b.txt"
     files+=("$W/profile_${tag}_$b.txt")
   done
-  rm -f "$W/ncu_raw.csv" "$W/ncu_detail.csv" "$W/build.log"
+  rm -f "$W/ncu_raw.csv" "$W/ncu_detail.csv"
   echo "profile $tag $(el) s" >> "$W/info.txt"
   python3 "$root/scripts/profile_compare.py" "${files[@]}"
 }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bench_kernels.h"
+#include "align_buffers.h"
 #include "bench_report.h"
 #include "cublas_peer.h"
 #include "gpu_layer.h"
@@ -290,12 +291,9 @@ int bench_routing(const BenchOptions& opt, cudaStream_t stream, void* flush, siz
       Buffer bias(std::max<size_t>(d.correction_bias.size(), 1) * sizeof(float),
                   d.correction_bias.empty() ? nullptr : d.correction_bias.data());
       Buffer ids(static_cast<size_t>(pairs) * sizeof(int32_t)), weights(static_cast<size_t>(pairs) * sizeof(float));
-      Buffer counts(static_cast<size_t>(experts) * sizeof(int32_t));
-      Buffer offsets(static_cast<size_t>(experts + 1) * sizeof(int64_t));
-      Buffer sorted(static_cast<size_t>(pairs) * sizeof(int32_t));
-      Buffer active(static_cast<size_t>(experts + 1) * sizeof(int32_t));
-      Buffer block_counts(static_cast<size_t>(std::max<int64_t>(kernels::align_block_counts_size(pairs, experts), 1)) *
-                          sizeof(int32_t));
+      AlignBuffers align_out;
+      st = align_out.assign(pairs, experts);
+      if (!st.ok()) throw CudaFailure{st.message()};
       RoutingConfig cfg = spec.routing.config;
       cfg.correction_bias = spec.routing.use_correction_bias && !d.correction_bias.empty()
                                 ? static_cast<const float*>(bias.get())
@@ -303,12 +301,7 @@ int bench_routing(const BenchOptions& opt, cudaStream_t stream, void* flush, siz
       MoeInputs in = d.inputs;  // the shape and expert map enqueue_align reads
       in.shape = shape;
       in.expert_map = nullptr;
-      kernels::AlignParams al;
-      al.expert_counts = static_cast<int32_t*>(counts.get());
-      al.expert_offsets = static_cast<int64_t*>(offsets.get());
-      al.sorted_pairs = static_cast<int32_t*>(sorted.get());
-      al.active_experts = static_cast<int32_t*>(active.get());
-      al.block_counts = static_cast<int32_t*>(block_counts.get());
+      kernels::AlignParams al = align_out.params();
       int32_t* const ids_d = static_cast<int32_t*>(ids.get());
       const auto route = [&] {
         return route_topk(shape, cfg, DType::kFP32, logits.get(), ids_d, static_cast<float*>(weights.get()), stream);
@@ -330,7 +323,7 @@ int bench_routing(const BenchOptions& opt, cudaStream_t stream, void* flush, siz
           },
           opt.seconds_per_point, stream, flush, flush_bytes);
       int64_t placed = -1;
-      check(cudaMemcpy(&placed, static_cast<const int64_t*>(offsets.get()) + experts, sizeof placed,
+      check(cudaMemcpy(&placed, al.expert_offsets + experts, sizeof placed,
                        cudaMemcpyDeviceToHost),
             "align's offsets");
       char target[32] = "-";

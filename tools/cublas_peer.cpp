@@ -25,13 +25,8 @@ Status CublasPeer::setup(const MoeArguments& args, const std::vector<int32_t>& h
   for (int32_t e = 0; e < s.num_experts; ++e) offsets_[e + 1] += offsets_[e];
   const size_t act = static_cast<size_t>(dtype_size(args.inputs.act_dtype));
   const size_t p = static_cast<size_t>(pairs);
-  const size_t chunk = static_cast<size_t>(kernels::align_block_counts_size(pairs, s.num_experts));
-  Status st = counts_.assign(nullptr, s.num_experts * 4);
-  if (st.ok()) st = dev_offsets_.assign(nullptr, (s.num_experts + 1) * 8);
-  if (st.ok()) st = active_.assign(nullptr, (s.num_experts + 1) * 4);
-  if (st.ok()) st = sorted_.assign(nullptr, p * 4);
+  Status st = align_.assign(pairs, s.num_experts);
   if (st.ok()) st = row_of_pair_.assign(nullptr, p * 4);
-  if (st.ok() && chunk > 0) st = chunk_counts_.assign(nullptr, chunk * 4);
   if (st.ok()) st = rows_.assign(nullptr, p * static_cast<size_t>(s.hidden) * act);
   if (st.ok()) st = gate_up_.assign(nullptr, p * static_cast<size_t>(2 * s.inter) * act);
   if (st.ok()) st = inter_.assign(nullptr, p * static_cast<size_t>(s.inter) * act);
@@ -49,12 +44,7 @@ Status CublasPeer::enqueue(cudaStream_t stream) {
   const cudaDataType_t type = in.act_dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
   const size_t act = static_cast<size_t>(dtype_size(in.act_dtype));
 
-  kernels::AlignParams al;
-  al.expert_counts = static_cast<int32_t*>(counts_.get());
-  al.expert_offsets = static_cast<int64_t*>(dev_offsets_.get());
-  al.sorted_pairs = static_cast<int32_t*>(sorted_.get());
-  al.active_experts = static_cast<int32_t*>(active_.get());
-  al.block_counts = static_cast<int32_t*>(chunk_counts_.get());
+  kernels::AlignParams al = align_.params();
   Status st = enqueue_align(in, in.topk_ids, &al, stream);
   if (st.ok()) st = enqueue_gather(in, al, rows_.get(), static_cast<int32_t*>(row_of_pair_.get()), stream);
   if (!st.ok()) return st;

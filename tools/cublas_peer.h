@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "align_buffers.h"
 #include "fusedmoe/moe.h"
 #include "gpu_layer.h"
 
@@ -32,8 +33,8 @@ class CublasPeer {
   MoeArguments args_;
   std::vector<int64_t> offsets_;  // [E + 1] rows per expert, prefix sums
   cublasHandle_t handle_ = nullptr;
-  DeviceBuffer counts_, dev_offsets_, active_, sorted_, row_of_pair_, chunk_counts_, rows_, gate_up_, inter_,
-      out_;
+  AlignBuffers align_;
+  DeviceBuffer row_of_pair_, rows_, gate_up_, inter_, out_;
 };
 
 }  // namespace fusedmoe::tools
