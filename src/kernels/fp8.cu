@@ -1073,7 +1073,13 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, const AlignParams
     }
   }
   if (p.kind == Fp8ActScale::kRow) {
-    const bool cta_per_row = p.rows * kQuantThreads <= kResidentThreads;
+    // A warp per row from 512 rows of fewer vectors than a CTA has threads (a CTA per row
+    // leaves some idle), except x's scatter (each vector stored at its token's pair rows: a
+    // warp per row ran 1.15-2.2x longer alone, v70). v71 (H100): the activation's quantizer
+    // alone 0.63-0.80 (Scout M = 512-1024, Qwen3 M = 128); the layer Scout M = 1024
+    // 0.978-0.980, Qwen3 / Qwen2 TP4 M = 128 0.984-0.988, the other points even.
+    const bool short_rows = kIn != Fp8QuantIn::kScatterTokens && p.rows >= 512 && p.cols / kVec < kQuantThreads;
+    const bool cta_per_row = p.rows * kQuantThreads <= kResidentThreads && !short_rows;
     const int64_t blocks = cta_per_row ? p.rows : (p.rows + kQuantThreads / 32 - 1) / (kQuantThreads / 32);
     if (blocks > kMaxBlocks) return cudaErrorInvalidValue;
     const unsigned grid = static_cast<unsigned>(blocks) + extra;

@@ -188,8 +188,10 @@ TEST(Fp8Quantize, CodesAndScalesMatchTheReferenceBitForBit) {
   uint64_t seed = 1;
   for (ElemType elem : {ElemType::kBF16, ElemType::kFP16}) {
     // Per-row: a CTA per row (8 rows: one pass over 7168 columns, 1000 columns partial) and a
-    // warp per row (1536 rows: held rows of 256, 1000 and 2048 columns, read twice at 4096).
+    // warp per row (1536 rows: held rows of 256, 1000 and 2048 columns, read twice at 4096;
+    // 600 rows of 1000 columns: short rows, a warp each from 512 rows, v71).
     for (int64_t cols : {7168, 1000}) check_quantizer({elem, 8, cols, Fp8ActScale::kRow}, seed++);
+    check_quantizer({elem, 600, 1000, Fp8ActScale::kRow}, seed++);
     for (int64_t cols : {256, 1000, 2048, 4096}) check_quantizer({elem, 1536, cols, Fp8ActScale::kRow}, seed++);
     // Groups: 128 (one vector per lane), 64, and a partial last group (1000 columns).
     check_quantizer({elem, 8, 7168, Fp8ActScale::kGroup, 128}, seed++);
