@@ -3,18 +3,29 @@
 // Scores: softmax over the experts or element-wise sigmoid (fp32). DeepSeek grouped top-k:
 // experts form n_group contiguous groups; a group scores the sum of its two best biased
 // scores (with a correction bias) or its best score (without); the topk_group best groups
-// are eligible. Then k rounds of a warp argmax over the eligible biased scores pick the
-// experts (ties to the lower index, as the reference); the weights are the unbiased scores,
-// renormalized on request, times routed_scaling_factor.
+// are eligible. Then the k best eligible biased scores pick the experts (ties to the lower
+// index, as the reference); the weights are the unbiased scores, renormalized on request,
+// times routed_scaling_factor.
 //
 // Layout: lane l holds experts [l * kPer, (l + 1) * kPer) in registers (kPer = E / 32 rounded
-// up to a power of two, E <= 1024); group g's score ends in lane g (n_group <= 32). Round r's
-// winner is known to every lane and lane r writes it, so nothing is indexed at run time.
+// up to a power of two, E <= 1024). At one token a warp's path is the layer's latency, so it
+// is kept short (v71: DeepSeek-V3's router took 16.6 us at M = 1 in `bench --stage routing`,
+// its warp walking the groups one by one and each of the k picks in a 10-shuffle argmax):
+// - every load is issued before any is used (the logits' type is a template parameter);
+// - where a group fills whole lanes (a power of two of them: DeepSeek-V3's 32 experts are 4
+//   lanes of 8), the groups' top-2 come from two shuffle steps, all groups at once; else
+//   group g's score is gathered in lane g, a group after another;
+// - a group is eligible when fewer than topk_group groups beat it (higher score, or equal at
+//   a lower index): the topk_group rounds of argmax, without their rounds;
+// - each of the k picks is one warp max (redux.sync) over the lanes' best untaken
+//   candidates as order-preserving keys, the lowest lane holding it (a ballot) the winner;
+//   only that lane then looks for its next candidate.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cfloat>
+#include <cstdint>
 
 #include "launch.h"
 
@@ -23,54 +34,67 @@ namespace fusedmoe::kernels {
 namespace {
 
 constexpr int kWarpsPerCta = 8;
+constexpr unsigned kFull = 0xffffffffu;
 
-__device__ __forceinline__ float load_logit(const void* base, RoutingLogits dtype, int64_t i) {
-  switch (dtype) {
-    case RoutingLogits::kBF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
-    case RoutingLogits::kFP16: return __half2float(static_cast<const __half*>(base)[i]);
-    case RoutingLogits::kFP32: break;
-  }
-  return static_cast<const float*>(base)[i];
+__device__ __forceinline__ float logit_to_float(float v) { return v; }
+__device__ __forceinline__ float logit_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float logit_to_float(__half v) { return __half2float(v); }
+
+// A float's bits, mapped so that unsigned order is float order (-0 taken as +0, so that the
+// two zeros tie as they compare). Every float maps above 0: key 0 is "no candidate".
+__device__ __forceinline__ uint32_t order_key(float f) {
+  const uint32_t u = __float_as_uint(f + 0.0f);
+  return (u & 0x80000000u) != 0 ? ~u : u | 0x80000000u;
 }
 
-// Warp argmax of (value, index): larger value wins, equal values go to the lower index.
-__device__ __forceinline__ void warp_argmax(float& value, int& index) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) {
-    const float v = __shfl_xor_sync(0xffffffffu, value, off);
-    const int i = __shfl_xor_sync(0xffffffffu, index, off);
-    if (v > value || (v == value && i < index)) {
-      value = v;
-      index = i;
-    }
+// (b1, b2): the two largest of the values offered so far.
+__device__ __forceinline__ void keep_top2(float v, float& b1, float& b2) {
+  if (v > b1) {
+    b2 = b1;
+    b1 = v;
+  } else if (v > b2) {
+    b2 = v;
   }
 }
 
-template <int kPer>
+// Merges the top-2 of the lanes lane ^ off into this lane's.
+__device__ __forceinline__ void merge_top2(int off, float& b1, float& b2) {
+  const float o1 = __shfl_xor_sync(kFull, b1, off), o2 = __shfl_xor_sync(kFull, b2, off);
+  const float hi = fmaxf(b1, o1);
+  const float lo = fmaxf(fminf(b1, o1), fmaxf(b2, o2));
+  b1 = hi;
+  b2 = lo;
+}
+
+template <typename TLogit, int kPer>
 __global__ void __launch_bounds__(kWarpsPerCta * 32) routing_topk_kernel(RoutingParams p) {
   const int lane = threadIdx.x & 31;
   const int64_t t = static_cast<int64_t>(blockIdx.x) * kWarpsPerCta + (threadIdx.x >> 5);
   if (t >= p.m) return;
   const int E = p.num_experts;
+  const int first = lane * kPer;
+  const TLogit* row = static_cast<const TLogit*>(p.logits) + t * E;
   float score[kPer], choice[kPer];
-  float mx = -FLT_MAX;
 #pragma unroll
   for (int i = 0; i < kPer; ++i) {
-    const int j = lane * kPer + i;
-    score[i] = j < E ? load_logit(p.logits, p.logits_dtype, t * E + j) : -FLT_MAX;
-    mx = fmaxf(mx, score[i]);
+    const bool live = first + i < E;
+    score[i] = live ? logit_to_float(row[first + i]) : -FLT_MAX;
+    choice[i] = live && p.correction_bias != nullptr ? p.correction_bias[first + i] : 0.0f;
   }
   if (p.softmax) {
+    float mx = -FLT_MAX;
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+    for (int i = 0; i < kPer; ++i) mx = fmaxf(mx, score[i]);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(kFull, mx, off));
     float sum = 0.0f;
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
-      score[i] = lane * kPer + i < E ? expf(score[i] - mx) : 0.0f;
+      score[i] = first + i < E ? expf(score[i] - mx) : 0.0f;
       sum += score[i];
     }
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(kFull, sum, off);
 #pragma unroll
     for (int i = 0; i < kPer; ++i) score[i] /= sum;
   } else {
@@ -78,84 +102,88 @@ __global__ void __launch_bounds__(kWarpsPerCta * 32) routing_topk_kernel(Routing
     for (int i = 0; i < kPer; ++i) score[i] = 1.0f / (1.0f + expf(-score[i]));
   }
 #pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int j = lane * kPer + i;
-    choice[i] = j < E ? score[i] + (p.correction_bias ? p.correction_bias[j] : 0.0f) : -FLT_MAX;
-  }
+  for (int i = 0; i < kPer; ++i) choice[i] = first + i < E ? score[i] + choice[i] : -FLT_MAX;
 
-  // Grouped top-k: mark the experts of groups outside the best topk_group as ineligible.
+  // Grouped top-k: the experts of groups outside the best topk_group made ineligible.
   if (p.n_group > 0) {
     const int per_group = E / p.n_group;
-    float my_group_score = -FLT_MAX;  // lane g: group g's score
-    for (int g = 0; g < p.n_group; ++g) {
-      // Best two of group g, per lane, then across the warp.
+    const int span = per_group / kPer;  // lanes per group, where groups fill whole lanes
+    const bool lanes_hold_groups = per_group % kPer == 0 && (span & (span - 1)) == 0;  // uniform
+    float group_score = -FLT_MAX;  // of this lane's group (whole lanes), or of group `lane`
+    int my_group = lane, stride = 1;
+    int group_of[kPer];  // where groups do not fill whole lanes: each slot's group (-1: none)
+    if (lanes_hold_groups) {
       float b1 = -FLT_MAX, b2 = -FLT_MAX;
 #pragma unroll
-      for (int i = 0; i < kPer; ++i) {
-        const int j = lane * kPer + i;
-        if (j < E && j / per_group == g) {
-          if (choice[i] > b1) {
-            b2 = b1;
-            b1 = choice[i];
-          } else if (choice[i] > b2) {
-            b2 = choice[i];
-          }
+      for (int i = 0; i < kPer; ++i) keep_top2(choice[i], b1, b2);
+      for (int off = 1; off < span; off <<= 1) merge_top2(off, b1, b2);
+      group_score = p.correction_bias != nullptr ? b1 + b2 : b1;
+      my_group = lane / span;
+      stride = span;
+    } else {
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) group_of[i] = first + i < E ? (first + i) / per_group : -1;
+      for (int g = 0; g < p.n_group; ++g) {
+        float b1 = -FLT_MAX, b2 = -FLT_MAX;
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+          if (group_of[i] == g) keep_top2(choice[i], b1, b2);
         }
-      }
 #pragma unroll
-      for (int off = 16; off > 0; off >>= 1) {
-        const float o1 = __shfl_xor_sync(0xffffffffu, b1, off), o2 = __shfl_xor_sync(0xffffffffu, b2, off);
-        const float hi = fmaxf(b1, o1);
-        const float lo = fmaxf(fminf(b1, o1), fmaxf(b2, o2));
-        b1 = hi;
-        b2 = lo;
+        for (int off = 16; off > 0; off >>= 1) merge_top2(off, b1, b2);
+        if (lane == g) group_score = p.correction_bias != nullptr ? b1 + b2 : b1;
       }
-      if (lane == g) my_group_score = p.correction_bias ? b1 + b2 : b1;
     }
-    bool group_selected = false;  // lane g: whether group g is eligible
-    for (int r = 0; r < p.topk_group; ++r) {
-      float v = group_selected || lane >= p.n_group ? -FLT_MAX : my_group_score;
-      int idx = lane;
-      warp_argmax(v, idx);
-      if (lane == idx) group_selected = true;
+    int beaten_by = 0;
+    for (int h = 0; h < p.n_group; ++h) {
+      const float o = __shfl_sync(kFull, group_score, h * stride);
+      beaten_by += o > group_score || (o == group_score && h < my_group) ? 1 : 0;
     }
+    const bool eligible = my_group < p.n_group && beaten_by < p.topk_group;
+    if (lanes_hold_groups) {
 #pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      const int j = lane * kPer + i;
-      const bool ok = __shfl_sync(0xffffffffu, static_cast<int>(group_selected), (j < E ? j : 0) / per_group) != 0;
-      if (!ok) choice[i] = -FLT_MAX;
+      for (int i = 0; i < kPer; ++i) choice[i] = eligible ? choice[i] : -FLT_MAX;
+    } else {
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) {
+        if (__shfl_sync(kFull, static_cast<int>(eligible), max(group_of[i], 0)) == 0) choice[i] = -FLT_MAX;
+      }
     }
   }
 
-  // k rounds of argmax; lane r keeps round r's expert and score.
-  uint32_t taken = 0;
+  // The lane's best untaken candidate: its key (0: none), slot and unbiased score.
+  uint32_t taken = 0, key = 0;
+  int at = 0;
+  float at_score = 0.0f;
+  const auto lane_best = [&] {
+    key = 0;
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      const uint32_t k = first + i < E && (taken & (1u << i)) == 0 ? order_key(choice[i]) : 0u;
+      if (k > key) {  // strictly: ties to the lower slot
+        key = k;
+        at = i;
+        at_score = score[i];
+      }
+    }
+  };
+  lane_best();
+  // k picks; lane r keeps pick r's expert and score.
   int my_id = 0;
   float my_score = 0.0f, chosen_sum = 0.0f;
   for (int r = 0; r < p.topk; ++r) {
-    float v = -FLT_MAX;
-    int idx = 0x7fffffff;
-#pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      const int j = lane * kPer + i;
-      if (!(taken & (1u << i)) && j < E && (choice[i] > v || idx == 0x7fffffff)) {
-        v = choice[i];
-        idx = j;
-      }
-    }
-    warp_argmax(v, idx);
-    float s = 0.0f;
-#pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      if (lane * kPer + i == idx) {
-        taken |= 1u << i;
-        s = score[i];
-      }
-    }
-    s = __shfl_sync(0xffffffffu, s, idx / kPer);  // the owner lane broadcasts the unbiased score
+    const uint32_t best = __reduce_max_sync(kFull, key);
+    const int owner = __ffs(__ballot_sync(kFull, key == best)) - 1;  // the lowest index holding it
+    const int idx = owner * kPer + __shfl_sync(kFull, at, owner);
+    const float s = __shfl_sync(kFull, at_score, owner);
     chosen_sum += s;
     if (lane == r) {
       my_id = idx;
       my_score = s;
+    }
+    if (lane == owner) {
+      taken |= 1u << at;
+      lane_best();
     }
   }
   if (lane < p.topk) {
@@ -164,6 +192,18 @@ __global__ void __launch_bounds__(kWarpsPerCta * 32) routing_topk_kernel(Routing
     p.topk_ids[t * p.topk + lane] = my_id;
     p.topk_weights[t * p.topk + lane] = w * p.routed_scaling_factor;
   }
+}
+
+template <typename TLogit>
+void launch_typed(const RoutingParams& p, unsigned blocks, cudaStream_t stream) {
+  const int per_lane = (p.num_experts + 31) / 32;
+  const dim3 block(kWarpsPerCta * 32);
+  if (per_lane <= 1) routing_topk_kernel<TLogit, 1><<<blocks, block, 0, stream>>>(p);
+  else if (per_lane <= 2) routing_topk_kernel<TLogit, 2><<<blocks, block, 0, stream>>>(p);
+  else if (per_lane <= 4) routing_topk_kernel<TLogit, 4><<<blocks, block, 0, stream>>>(p);
+  else if (per_lane <= 8) routing_topk_kernel<TLogit, 8><<<blocks, block, 0, stream>>>(p);
+  else if (per_lane <= 16) routing_topk_kernel<TLogit, 16><<<blocks, block, 0, stream>>>(p);
+  else routing_topk_kernel<TLogit, 32><<<blocks, block, 0, stream>>>(p);
 }
 
 }  // namespace
@@ -175,14 +215,11 @@ cudaError_t launch_routing_topk(const RoutingParams& p, cudaStream_t stream) {
     return cudaErrorInvalidValue;
   }
   const unsigned blocks = static_cast<unsigned>((p.m + kWarpsPerCta - 1) / kWarpsPerCta);
-  const int per_lane = (p.num_experts + 31) / 32;
-  const dim3 block(kWarpsPerCta * 32);
-  if (per_lane <= 1) routing_topk_kernel<1><<<blocks, block, 0, stream>>>(p);
-  else if (per_lane <= 2) routing_topk_kernel<2><<<blocks, block, 0, stream>>>(p);
-  else if (per_lane <= 4) routing_topk_kernel<4><<<blocks, block, 0, stream>>>(p);
-  else if (per_lane <= 8) routing_topk_kernel<8><<<blocks, block, 0, stream>>>(p);
-  else if (per_lane <= 16) routing_topk_kernel<16><<<blocks, block, 0, stream>>>(p);
-  else routing_topk_kernel<32><<<blocks, block, 0, stream>>>(p);
+  switch (p.logits_dtype) {
+    case RoutingLogits::kBF16: launch_typed<__nv_bfloat16>(p, blocks, stream); break;
+    case RoutingLogits::kFP16: launch_typed<__half>(p, blocks, stream); break;
+    case RoutingLogits::kFP32: launch_typed<float>(p, blocks, stream); break;
+  }
   return cudaGetLastError();
 }
 

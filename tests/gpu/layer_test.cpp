@@ -652,6 +652,23 @@ TEST(RoutingTopk, MatchesReferenceRouter) {
   v2.n_group = 8;
   v2.topk_group = 3;
   check_routing(shape(500, 64, 6), v2, DType::kFP32, 10);
+  // Groups that fill whole lanes (one lane, two lanes, as DeepSeek-V3's four above) and groups
+  // that do not (DeepSeek-V2's 20 experts per group; Kimi-K2-sized 48 above), one and three
+  // tokens (v71's router).
+  RoutingConfig lanes = deepseek;
+  lanes.n_group = 32;
+  check_routing(shape(300, 256, 8), lanes, DType::kFP32, 11, true);       // a group per lane
+  lanes.n_group = 16;
+  check_routing(shape(300, 512, 8), lanes, DType::kBF16, 12, true);       // two lanes per group
+  RoutingConfig deepseek_v2 = softmax_renorm;
+  deepseek_v2.n_group = 8;
+  deepseek_v2.topk_group = 3;
+  check_routing(shape(300, 160, 6), deepseek_v2, DType::kFP32, 13);       // 20 per group: by group
+  for (int64_t m : {1, 3}) {
+    check_routing(shape(m, 256, 8), deepseek, DType::kFP32, 14 + m, true);
+    check_routing(shape(m, 160, 6), deepseek_v2, DType::kFP16, 16 + m);
+    check_routing(shape(m, 128, 8), softmax_renorm, DType::kBF16, 18 + m);
+  }
 }
 
 TEST(RoutingTopk, BadArgumentsAreNamed) {
