@@ -112,6 +112,28 @@ __device__ __forceinline__ int local_expert_of(int32_t id, const int32_t* expert
   return e >= 0 && e < num_experts ? e : -1;
 }
 
+// local_expert_of for kN ids at once (loaded by the caller, all in flight together), every
+// map entry loaded before any is used. Called on each id in turn in an unrolled loop, the
+// range check on an id before its map load put a branch on each id's load in front of the
+// next one, a round trip per id (v71: align at 2048 pairs and the combine).
+template <int kN>
+__device__ __forceinline__ void local_experts_of(const int32_t (&id)[kN], const int32_t* expert_map,
+                                                 int32_t global_experts, int32_t num_experts, int (&e)[kN]) {
+  int32_t mapped[kN];
+#pragma unroll
+  for (int j = 0; j < kN; ++j) mapped[j] = id[j];
+  if (expert_map != nullptr) {  // uniform
+#pragma unroll
+    for (int j = 0; j < kN; ++j) {
+      if (id[j] >= 0 && id[j] < global_experts) mapped[j] = expert_map[id[j]];
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kN; ++j) {
+    e[j] = id[j] >= 0 && id[j] < global_experts && mapped[j] >= 0 && mapped[j] < num_experts ? mapped[j] : -1;
+  }
+}
+
 // |v| as bits that order like the values (non-negative floats), for atomicMax on a float
 // amax; 0 for NaN, which the amax skips as fmaxf (the per-row and per-group quantizers) and
 // the reference do.

@@ -135,14 +135,24 @@ __global__ void __launch_bounds__(256) combine_kernel(CombineParams p) {
   // The rows (-1: an expert on another GPU, no row) and weights of slots s0 .. s0 + kBatch - 1.
   int64_t row[kBatch];
   float scale[kBatch];
+  // Every slot's id, row and weight loaded at once, then the map entries (local_experts_of):
+  // the rows' loads no longer wait for each id's check in turn (v71).
   auto slots = [&](int s0) {
+    int32_t id[kBatch];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const int64_t pair = t * topk + s0 + b;
-      const bool local = live && s0 + b < topk &&
-                         local_expert_of(p.topk_ids[pair], p.expert_map, p.global_experts, p.num_experts) >= 0;
-      row[b] = !local ? -1 : p.row_of_pair != nullptr ? p.row_of_pair[pair] : pair;
-      scale[b] = p.topk_weights != nullptr && local ? p.topk_weights[pair] : 1.0f;
+      const bool in = live && s0 + b < topk;
+      id[b] = in ? p.topk_ids[pair] : -1;
+      row[b] = in && p.row_of_pair != nullptr ? p.row_of_pair[pair] : pair;
+      scale[b] = in && p.topk_weights != nullptr ? p.topk_weights[pair] : 1.0f;
+    }
+    int e[kBatch];
+    local_experts_of(id, p.expert_map, p.global_experts, p.num_experts, e);
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      row[b] = e[b] >= 0 ? row[b] : -1;
+      scale[b] = e[b] >= 0 ? scale[b] : 1.0f;
     }
   };
   if (kTopk > 0) slots(0);

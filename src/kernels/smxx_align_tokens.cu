@@ -135,10 +135,8 @@ __device__ int expert_table(const AlignParams& p, int count, int* s_warp, bool w
 }
 
 // Local experts of a thread's pairs base + j * stride (j < kN); past_end where there is no
-// pair. Every id load is in flight before any is used, then every expert-map load: the lookup
-// per pair (local_expert_of, its range check on the id before the map's load) put a branch
-// on each id in front of the next pair's load, a round trip per pair (v71: 8 in turn at 2048
-// pairs, align 9.4 us against 5.5 at 512 in `bench --stage routing`, H100).
+// pair. Every id load is in flight before any is used (local_experts_of: v71, 8 lookups in
+// turn at 2048 pairs had made align 9.4 us against 5.5 at 512 in `bench --stage routing`).
 template <int kN>
 __device__ __forceinline__ void load_experts(const AlignParams& p, int64_t base, int64_t stride, int past_end,
                                              int (&e)[kN]) {
@@ -148,20 +146,10 @@ __device__ __forceinline__ void load_experts(const AlignParams& p, int64_t base,
     const int64_t i = base + static_cast<int64_t>(j) * stride;
     id[j] = i < p.pairs ? p.topk_ids[i] : -1;
   }
-  int32_t mapped[kN];
-#pragma unroll
-  for (int j = 0; j < kN; ++j) mapped[j] = id[j];
-  if (p.expert_map != nullptr) {  // uniform
-#pragma unroll
-    for (int j = 0; j < kN; ++j) {
-      if (id[j] >= 0 && id[j] < p.global_experts) mapped[j] = p.expert_map[id[j]];
-    }
-  }
+  local_experts_of(id, p.expert_map, p.global_experts, p.num_experts, e);
 #pragma unroll
   for (int j = 0; j < kN; ++j) {
-    const int64_t i = base + static_cast<int64_t>(j) * stride;
-    const bool ok = id[j] >= 0 && id[j] < p.global_experts && mapped[j] >= 0 && mapped[j] < p.num_experts;
-    e[j] = i >= p.pairs ? past_end : ok ? mapped[j] : -1;
+    if (base + static_cast<int64_t>(j) * stride >= p.pairs) e[j] = past_end;
   }
 }
 
