@@ -19,13 +19,20 @@
 //   a lower index): the topk_group rounds of argmax, without their rounds;
 // - each of the k picks is one warp max (redux.sync) over the lanes' best untaken
 //   candidates as order-preserving keys, the lowest lane holding it (a ballot) the winner;
-//   only that lane then looks for its next candidate.
+//   only that lane then moves to its next candidate. Up to 8 per lane the candidates are
+//   sorted once (a sorting network), so a pick's chain is the max, the ballot and a shift
+//   (v72: the rescan per pick was about 45% of DeepSeek-V3's instructions); wider lanes
+//   rescan their untaken candidates;
+// - sigmoid with the fast exponential and reciprocal (a few ulp: the weights' tolerance is
+//   2e-6, and only near ties can order differently), softmax with the accurate exponential
+//   (its arguments reach -20 and beyond) and one reciprocal of the sum.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cfloat>
 #include <cstdint>
+#include <type_traits>
 
 #include "launch.h"
 
@@ -47,14 +54,11 @@ __device__ __forceinline__ uint32_t order_key(float f) {
   return (u & 0x80000000u) != 0 ? ~u : u | 0x80000000u;
 }
 
-// (b1, b2): the two largest of the values offered so far.
+// (b1, b2): the two largest of the values offered so far (min / max, not branches; a NaN
+// is never kept, as with comparisons).
 __device__ __forceinline__ void keep_top2(float v, float& b1, float& b2) {
-  if (v > b1) {
-    b2 = b1;
-    b1 = v;
-  } else if (v > b2) {
-    b2 = v;
-  }
+  b2 = fmaxf(b2, fminf(b1, v));
+  b1 = fmaxf(b1, v);
 }
 
 // Merges the top-2 of the lanes lane ^ off into this lane's.
@@ -65,6 +69,100 @@ __device__ __forceinline__ void merge_top2(int off, float& b1, float& b2) {
   b1 = hi;
   b2 = lo;
 }
+
+// A lane's candidates, best first: keys (order_key of the biased score; 0: none), their slots
+// and unbiased scores. head_*() is the best untaken one; pop_if(true) takes it (init and
+// pop_if are given the lane's scores).
+//
+// Sorted: a bitonic network, once, over (key, kPer - 1 - slot) as one 64-bit value descending
+// (ties to the lower slot, as the reference), each compare-exchange one compare and selects
+// (v72's first form swapped under an `if`, which ptxas kept as branches: ~350 of its 1355
+// instructions at DeepSeek-V3); pop_if shifts the arrays, so a pick's chain does not rescan.
+template <int kPer>
+struct SortedCandidates {
+  uint64_t key[kPer];  // order_key << 32 | (kPer - 1 - slot)
+  float score[kPer];
+
+  __device__ __forceinline__ void init(const uint32_t (&k)[kPer], const float (&s)[kPer]) {
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      key[i] = static_cast<uint64_t>(k[i]) << 32 | static_cast<uint32_t>(kPer - 1 - i);
+      score[i] = s[i];
+    }
+#pragma unroll
+    for (int size = 2; size <= kPer; size <<= 1) {
+#pragma unroll
+      for (int stride = size >> 1; stride > 0; stride >>= 1) {
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+          const int j = i ^ stride;
+          if (j > i) {
+            // i holds the larger where (i & size) == 0 (a descending run), else the smaller
+            const bool swap = (i & size) == 0 ? key[j] > key[i] : key[i] > key[j];
+            const uint64_t ki = key[i], kj = key[j];
+            const float si = score[i], sj = score[j];
+            key[i] = swap ? kj : ki;
+            key[j] = swap ? ki : kj;
+            score[i] = swap ? sj : si;
+            score[j] = swap ? si : sj;
+          }
+        }
+      }
+    }
+  }
+  __device__ __forceinline__ uint32_t head_key() const { return static_cast<uint32_t>(key[0] >> 32); }
+  __device__ __forceinline__ int head_slot() const { return kPer - 1 - static_cast<int>(static_cast<uint32_t>(key[0])); }
+  __device__ __forceinline__ float head_score() const { return score[0]; }
+  // Takes the head where `take` (selects on every lane: as a branch, ptxas renamed the arrays
+  // with moves on each pick).
+  __device__ __forceinline__ void pop_if(bool take, const float (&)[kPer]) {
+#pragma unroll
+    for (int i = 0; i + 1 < kPer; ++i) {
+      key[i] = take ? key[i + 1] : key[i];
+      score[i] = take ? score[i + 1] : score[i];
+    }
+    key[kPer - 1] = take ? 0 : key[kPer - 1];
+  }
+};
+
+// Scanned: the best untaken key found again after each pop (ties to the lower slot); the
+// scores stay in the caller's array, which init and pop are given.
+template <int kPer>
+struct ScannedCandidates {
+  uint32_t key[kPer];
+  uint32_t best = 0;
+  int at = 0;
+  float at_score = 0.0f;
+
+  __device__ __forceinline__ void scan(const float (&score)[kPer]) {
+    best = 0;
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      if (key[i] > best) {  // strictly: ties to the lower slot
+        best = key[i];
+        at = i;
+        at_score = score[i];
+      }
+    }
+  }
+  __device__ __forceinline__ void init(const uint32_t (&k)[kPer], const float (&score)[kPer]) {
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) key[i] = k[i];
+    scan(score);
+  }
+  __device__ __forceinline__ uint32_t head_key() const { return best; }
+  __device__ __forceinline__ int head_slot() const { return at; }
+  __device__ __forceinline__ float head_score() const { return at_score; }
+  __device__ __forceinline__ void pop_if(bool take, const float (&score)[kPer]) {
+    if (!take) return;
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) key[i] = at == i ? 0u : key[i];
+    scan(score);
+  }
+};
+
+template <int kPer>
+using LaneCandidates = std::conditional_t<(kPer <= 8), SortedCandidates<kPer>, ScannedCandidates<kPer>>;
 
 template <typename TLogit, int kPer>
 __global__ void __launch_bounds__(kWarpsPerCta * 32) routing_topk_kernel(RoutingParams p) {
@@ -95,11 +193,12 @@ __global__ void __launch_bounds__(kWarpsPerCta * 32) routing_topk_kernel(Routing
     }
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(kFull, sum, off);
+    const float inv = 1.0f / sum;
 #pragma unroll
-    for (int i = 0; i < kPer; ++i) score[i] /= sum;
+    for (int i = 0; i < kPer; ++i) score[i] *= inv;
   } else {
 #pragma unroll
-    for (int i = 0; i < kPer; ++i) score[i] = 1.0f / (1.0f + expf(-score[i]));
+    for (int i = 0; i < kPer; ++i) score[i] = __fdividef(1.0f, 1.0f + __expf(-score[i]));
   }
 #pragma unroll
   for (int i = 0; i < kPer; ++i) choice[i] = first + i < E ? score[i] + choice[i] : -FLT_MAX;
@@ -151,40 +250,28 @@ __global__ void __launch_bounds__(kWarpsPerCta * 32) routing_topk_kernel(Routing
     }
   }
 
-  // The lane's best untaken candidate: its key (0: none), slot and unbiased score.
-  uint32_t taken = 0, key = 0;
-  int at = 0;
-  float at_score = 0.0f;
-  const auto lane_best = [&] {
-    key = 0;
+  // k picks over the lanes' candidates; lane r keeps pick r's expert and score.
+  LaneCandidates<kPer> cand;
+  {
+    uint32_t keys[kPer];
 #pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      const uint32_t k = first + i < E && (taken & (1u << i)) == 0 ? order_key(choice[i]) : 0u;
-      if (k > key) {  // strictly: ties to the lower slot
-        key = k;
-        at = i;
-        at_score = score[i];
-      }
-    }
-  };
-  lane_best();
-  // k picks; lane r keeps pick r's expert and score.
+    for (int i = 0; i < kPer; ++i) keys[i] = first + i < E ? order_key(choice[i]) : 0u;
+    cand.init(keys, score);
+  }
   int my_id = 0;
   float my_score = 0.0f, chosen_sum = 0.0f;
   for (int r = 0; r < p.topk; ++r) {
+    const uint32_t key = cand.head_key();
     const uint32_t best = __reduce_max_sync(kFull, key);
     const int owner = __ffs(__ballot_sync(kFull, key == best)) - 1;  // the lowest index holding it
-    const int idx = owner * kPer + __shfl_sync(kFull, at, owner);
-    const float s = __shfl_sync(kFull, at_score, owner);
+    const int idx = owner * kPer + __shfl_sync(kFull, cand.head_slot(), owner);
+    const float s = __shfl_sync(kFull, cand.head_score(), owner);
     chosen_sum += s;
     if (lane == r) {
       my_id = idx;
       my_score = s;
     }
-    if (lane == owner) {
-      taken |= 1u << at;
-      lane_best();
-    }
+    cand.pop_if(lane == owner, score);
   }
   if (lane < p.topk) {
     float w = my_score;
