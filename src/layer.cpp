@@ -977,6 +977,9 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
                                                   at<float>(workspace, ws, "x_scales"), "x", stream));
   }
   void* expert_out = at<void>(workspace, ws, "expert_out");
+  // Routed here and nothing between: align launches under the router (which lets it at once)
+  // and waits for its ids.
+  al.ids_from_predecessor = in.router_logits != nullptr && !x_first;
   if (!direct && !table_with_x) FUSEDMOE_RETURN_IF_ERROR(enqueue_align(in, topk_ids, &al, stream, x_first));
   FUSEDMOE_RETURN_IF_ERROR(grouped ? run_grouped(args, path, al, topk_weights, workspace, ws, sms, stream)
                                    : run_small_m(args, al, direct, topk_weights, workspace, ws, sms,

@@ -314,6 +314,7 @@ int bench_routing(const BenchOptions& opt, cudaStream_t stream, void* flush, siz
       in.shape = shape;
       in.expert_map = nullptr;
       kernels::AlignParams al = align_out.params();
+      al.ids_from_predecessor = true;  // as the layer enqueues it after its router
       int32_t* const ids_d = static_cast<int32_t*>(ids.get());
       const auto route = [&] {
         return route_topk(shape, cfg, DType::kFP32, logits.get(), ids_d, static_cast<float*>(weights.get()), stream);

@@ -71,11 +71,16 @@ struct AlignParams {
   void* skipped_rows = nullptr;         // optional [pairs, skipped_row_bytes], rows by pair index (so the
   int64_t skipped_row_bytes = 0;        // output of a top-1 layer whose down GEMV writes it): the rows of
                                         // skipped pairs are zeroed; pairs <= kZeroSkippedMaxPairs only
+  bool ids_from_predecessor = false;    // topk_ids written by the kernel just before (the router, which
+                                        // lets its successor launch at its start): the one-warp and one-CTA
+                                        // kernels launch as its programmatic dependents and wait for it
+                                        // before their first id load (the multi-CTA kernel: stream order)
 };
 /// beside_predecessor: the one-warp or one-CTA kernel (pairs up to kSingleCtaPairs) may start
 /// while the kernel before it runs, which must write nothing it reads (the small-M FP8 path's x
 /// quantization past kWarpAlignPairs pairs), and which lets its successors launch early; it ends
-/// after that kernel, so that its successor's wait covers both. The multi-CTA kernel ignores it.
+/// after that kernel, so that its successor's wait covers both. The multi-CTA kernel ignores it
+/// (as it does p.ids_from_predecessor).
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool beside_predecessor = false);
 /// The tables and bounds every align kernel needs (E in (0, kMaxExperts]; skipped_rows: 16-byte
 /// rows and alignment, at most kZeroSkippedMaxPairs pairs), and for one warp's (align_warp.cuh,

@@ -23,6 +23,8 @@
 //   sorted once (a sorting network), so a pick's chain is the max, the ballot and a shift
 //   (v72: the rescan per pick was about 45% of DeepSeek-V3's instructions); wider lanes
 //   rescan their untaken candidates;
+// - the successor may launch at once (griddepcontrol.launch_dependents first): align, launched
+//   as its programmatic dependent, is resident and waiting when the ids land;
 // - sigmoid with the fast exponential and reciprocal (a few ulp: the weights' tolerance is
 //   2e-6, and only near ties can order differently), softmax with the accurate exponential
 //   (its arguments reach -20 and beyond) and one reciprocal of the sum.
@@ -34,6 +36,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "device_util.cuh"
 #include "launch.h"
 
 namespace fusedmoe::kernels {
@@ -166,6 +169,9 @@ using LaneCandidates = std::conditional_t<(kPer <= 8), SortedCandidates<kPer>, S
 
 template <typename TLogit, int kPer>
 __global__ void __launch_bounds__(kWarpsPerCta * 32) routing_topk_kernel(RoutingParams p) {
+  // A successor launched as a programmatic dependent (align: AlignParams::ids_from_predecessor)
+  // may start now; it waits for this grid before it reads the ids.
+  allow_successor();
   const int lane = threadIdx.x & 31;
   const int64_t t = static_cast<int64_t>(blockIdx.x) * kWarpsPerCta + (threadIdx.x >> 5);
   if (t >= p.m) return;

@@ -174,6 +174,7 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   for (int e = tid; e < p.num_experts; e += threads) s_count[e] = 0;
   if (tid == 0) s_nskipped = 0;
   int ex[kPer > 0 ? kPer : 1];
+  if (p.ids_from_predecessor) wait_for_predecessor();  // uniform: the router's ids
   if constexpr (kPer > 0) load_experts(p, tid, threads, kNoPair, ex);
   __syncthreads();
   if constexpr (kPer > 0) {
@@ -221,6 +222,7 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
 // Up to kWarpAlignPairs pairs: one warp, the same end as align_tokens_kernel's.
 __global__ void __launch_bounds__(32) align_warp_kernel(AlignParams p) {
   __shared__ int s_sorted[32];
+  if (p.ids_from_predecessor) wait_for_predecessor();  // the router's ids
   align_warp(p, s_sorted);
   wait_for_predecessor();  // beside its predecessor: ends after it (align_tokens_kernel)
   asm volatile("griddepcontrol.launch_dependents;" :::);
@@ -294,12 +296,13 @@ __global__ void __launch_bounds__(kMaxThreads) align_grid_kernel(AlignParams p, 
 cudaError_t launch_align_tokens(const AlignParams& p, cudaStream_t stream, bool beside_predecessor) {
   // Skipped rows are zeroed by the one-warp and one-CTA kernels only (their CTA lists them).
   if (!align_params_ok(p, false)) return cudaErrorInvalidValue;
-  if (p.pairs <= kWarpAlignPairs) return launch_maybe_pdl(beside_predecessor, align_warp_kernel, 1, 32, stream, p);
+  const bool pdl = beside_predecessor || p.ids_from_predecessor;
+  if (p.pairs <= kWarpAlignPairs) return launch_maybe_pdl(pdl, align_warp_kernel, 1, 32, stream, p);
   if (p.pairs <= kSingleCtaPairs) {
     // More than one pair per thread: the batched lookups (at most kOneCtaPerThread each).
     const int threads = p.num_experts <= 256 && p.pairs <= 256 * kOneCtaPerThread ? 256 : kMaxThreads;
-    if (p.pairs <= threads) return launch_maybe_pdl(beside_predecessor, align_tokens_kernel<0>, 1, threads, stream, p);
-    return launch_maybe_pdl(beside_predecessor, align_tokens_kernel<kOneCtaPerThread>, 1, threads, stream, p);
+    if (p.pairs <= threads) return launch_maybe_pdl(pdl, align_tokens_kernel<0>, 1, threads, stream, p);
+    return launch_maybe_pdl(pdl, align_tokens_kernel<kOneCtaPerThread>, 1, threads, stream, p);
   }
   // One thread per expert; chunks of kGridPerThread pairs per thread.
   const int threads = p.num_experts <= 256 ? 256 : kMaxThreads;
