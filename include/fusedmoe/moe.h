@@ -74,7 +74,9 @@ Status bind_prepared_weights(const ProblemShape& shape, DType act_dtype, const Q
 
 /// Routes m tokens on the GPU, as run() does when given router logits: logits [m, global
 /// experts] (fp32, bf16 or fp16) -> topk_ids [m, topk] int32 and topk_weights [m, topk] fp32,
-/// all device memory, enqueued on `stream`. Scores in fp32; ties go to the lower index.
+/// all device memory, enqueued on `stream`. Scores in fp32; ties go to the lower index. The
+/// kernel lets a successor launched as its programmatic dependent start at once: such a
+/// kernel must wait for it (cudaGridDependencySynchronize) before it reads the outputs.
 Status route_topk(const ProblemShape& shape, const RoutingConfig& routing, DType logits_dtype,
                   const void* logits, int32_t* topk_ids, float* topk_weights, cudaStream_t stream);
 
