@@ -21,7 +21,7 @@
 //   candidates as order-preserving keys, the lowest lane holding it (a ballot) the winner;
 //   only that lane then moves to its next candidate. Up to 8 per lane the candidates are
 //   sorted once (a sorting network), so a pick's chain is the max, the ballot and a shift
-//   (v72: the rescan per pick was about 45% of DeepSeek-V3's instructions); wider lanes
+//   (v71's count: the rescan per pick was about 45% of DeepSeek-V3's); wider lanes
 //   rescan their untaken candidates;
 // - the successor may launch at once (griddepcontrol.launch_dependents first): align, launched
 //   as its programmatic dependent, is resident and waiting when the ids land;
