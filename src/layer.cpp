@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "check.h"
+#include "kernels/fp8_one_pass.h"
 #include "kernels/fp8_one_token_down.h"
 #include "kernels/launch.h"
 #include "kernels/one_token_layer.h"
@@ -360,7 +361,20 @@ struct Fp8Quantize {
   bool amax_ready = false;  // per-tensor dynamic: *amax holds the amax already (gated_act's)
   bool after_predecessor = false;  // launch_fp8_quantize's programmatic dependent launch
   const kernels::AlignParams* table = nullptr;  // launch_fp8_quantize's: align's table written beside
+  // A dynamic per-tensor scale in one pass where fp8_one_pass_quantize says (workspace
+  // "amax_partials"; sms: the device's SMs), not where the amax is ready or a table is written.
+  float* one_pass_partials = nullptr;
+  int32_t sms = 0;
 };
+// An Fp8Quantize with the one-pass quantizer's place: the workspace's CTA amaxes (where the
+// plan has them: per-tensor dynamic scales) and the SMs.
+Fp8Quantize fp8_quantize_with(void* workspace, const WorkspaceLayout& ws, int32_t sms) {
+  Fp8Quantize how;
+  how.one_pass_partials = ws.find("amax_partials") ? at<float>(workspace, ws, "amax_partials") : nullptr;
+  how.sms = sms;
+  return how;
+}
+
 Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const void* in, int64_t rows, int64_t cols,
                             const int64_t* live_rows, const float* static_scale, float* amax, const Fp8Quantize& how,
                             void* out, float* scales, const char* what, cudaStream_t stream) {
@@ -393,6 +407,21 @@ Status enqueue_fp8_quantize(const QuantParams& q, kernels::ElemType elem, const 
                    how.grouped == nullptr && how.source == kernels::Fp8QuantIn::kRows && cols > 0 &&
                    rows <= kernels::kFp8WholeTensorValues / cols;
   if (p.whole_tensor) p.amax_out = amax;
+  // Larger ones whose rows fit the CTAs' shared memory: the amax and the codes in one
+  // cooperative launch, no amax pass and no memset (the amax still left in its slot).
+  if (!p.whole_tensor && how.one_pass_partials != nullptr && !how.amax_ready && how.table == nullptr &&
+      how.source != kernels::Fp8QuantIn::kGatherTokens &&
+      fp8_one_pass_quantize(q, rows, cols, how.sms)) {
+    p.amax_out = amax;
+    const cudaError_t err = kernels::launch_fp8_quantize_one_pass(p, how.one_pass_partials, how.sms, stream);
+    return err == cudaSuccess ? Status() : cuda_error(err, std::string("fp8_quantize one pass ") + what);
+  }
+  if (q.act_quant == ActQuant::kPerTensorDynamic && how.source == kernels::Fp8QuantIn::kGatedAct && !how.amax_ready) {
+    // The amax pass below would read GEMM1's output, not the activation (run_grouped keeps
+    // gated_act wherever the one pass does not hold the activation).
+    return Status(StatusCode::kInternal, std::string("fp8_quantize ") + what +
+                                             ": a per-tensor dynamic activation without its amax or the one pass");
+  }
   if (q.act_quant == ActQuant::kPerTensorDynamic && !how.amax_ready && !p.whole_tensor) {
     const bool own = how.amax_in == nullptr;
     const cudaError_t err = kernels::launch_fp8_amax(elem, own ? in : how.amax_in, own ? rows : how.amax_rows, cols,
@@ -625,7 +654,7 @@ Status run_small_m(const MoeArguments& args, const kernels::AlignParams& al, boo
   }
   void* quantized = at<void>(workspace, ws, "intermediate_quantized");
   float* scales = at<float>(workspace, ws, "intermediate_scales");
-  Fp8Quantize after_gemv;
+  Fp8Quantize after_gemv = fp8_quantize_with(workspace, ws, sms);
   after_gemv.after_predecessor = true;  // starts under the gate-up GEMV's tail, reads after it
   FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(quant, g.elem, intermediate, pairs, s.inter, al.expert_offsets + s.num_experts,
                                                 args.weights->w2.input_scale, at<float>(workspace, ws, "amax") + 1,
@@ -796,7 +825,7 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
       return err == cudaSuccess ? Status()
                                 : cuda_error(err, std::string("sm90_fp8_grouped_gemm ") + to_string(which) + " launch");
     };
-    Fp8Quantize x_how;
+    Fp8Quantize x_how = fp8_quantize_with(workspace, ws, sms);
     x_how.amax_in = in.x;
     x_how.amax_rows = s.m;
     x_how.grouped = &al;
@@ -813,10 +842,13 @@ Status run_grouped(const MoeArguments& args, KernelPath path, const kernels::Ali
     // fp8_tensor Scout M = 64-512 0.989-0.992, Qwen2 0.994-0.996; elsewhere 0.994-1.006.
     x_how.after_predecessor = true;
     FUSEDMOE_RETURN_IF_ERROR(gemm(Projection::kW13, in.x, args.weights->w13.input_scale, x_how));
-    Fp8Quantize act_how;
+    Fp8Quantize act_how = fp8_quantize_with(workspace, ws, sms);
     act_how.grouped = &al;
     act_how.num_experts = s.num_experts;
-    if (!fp8_fuses_activation(s, quant)) {  // the activation written in bf16 first
+    // The activation written in bf16 first, unless it is quantized as it is computed: under
+    // per-token and group scales where fp8_fuses_activation says, under a dynamic per-tensor
+    // scale where the one-pass quantizer holds it (fp8_one_pass_quantize).
+    if (!fp8_fuses_activation(s, quant) && !fp8_one_pass_quantize(quant, pairs, s.inter, sms)) {
       void* intermediate = at<void>(workspace, ws, "intermediate");
       // A per-tensor dynamic scale: gated_act reduces the amax as it stores (no amax pass).
       act_how.amax_ready = quant.act_quant == ActQuant::kPerTensorDynamic;
@@ -969,7 +1001,7 @@ Status layer_run(const MoeArguments& args, void* workspace, size_t workspace_byt
   const bool x_first = is_fp8_format(args.weights->quant.format) && !grouped;
   const bool table_with_x = x_first && s.m * s.topk <= kernels::kWarpAlignPairs;
   if (x_first) {
-    Fp8Quantize how;
+    Fp8Quantize how = fp8_quantize_with(workspace, ws, sms);
     how.table = table_with_x ? &al : nullptr;
     FUSEDMOE_RETURN_IF_ERROR(enqueue_fp8_quantize(args.weights->quant, elem_type(in.act_dtype), in.x, s.m, s.hidden,
                                                   nullptr, args.weights->w13.input_scale, at<float>(workspace, ws, "amax"),

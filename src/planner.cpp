@@ -96,6 +96,11 @@ bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& q) {
          shape.inter <= kFp8FusedActivationMaxInter;
 }
 
+bool fp8_one_pass_quantize(const QuantParams& q, int64_t rows, int64_t cols, int64_t sms) {
+  return is_fp8_format(q.format) && q.act_quant == ActQuant::kPerTensorDynamic &&
+         kernels::fp8_one_pass_plan(rows, cols, sms).fits;
+}
+
 namespace {
 // Whether x's quantizer can store a token's scales at its topk pairs' rows (kScatterTokens):
 // group and tensor scales by a span team's lanes, one destination per lane (at most
@@ -453,6 +458,9 @@ Status plan_workspace(const MoeInputs& in, const QuantParams& q, KernelPath path
   if (grouped) FUSEDMOE_RETURN_IF_ERROR(b.add("row_of_pair", pairs, 4, pair_str));
   int64_t count = 0;
   if (fp8) FUSEDMOE_RETURN_IF_ERROR(b.add("amax", 2, 4, "2"));  // per-tensor: x's and the intermediate's
+  if (q.act_quant == ActQuant::kPerTensorDynamic) {  // the one-pass quantizer's CTA amaxes
+    FUSEDMOE_RETURN_IF_ERROR(b.add("amax_partials", kernels::kFp8OnePassMaxCtas, 4, "one-pass quantizer CTAs"));
+  }
   if (fp8 && !grouped) {
     // fp8_gemv: x quantized once (e4m3 values held in fp16) with its scales (at most one per
     // block_k columns).

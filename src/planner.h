@@ -9,6 +9,7 @@
 
 #include "fusedmoe/moe.h"
 #include "kernels/fp8_geometry.h"
+#include "kernels/fp8_one_pass_geometry.h"
 #include "kernels/gemv_geometry.h"
 #include "kernels/one_token_layer_geometry.h"
 
@@ -228,6 +229,12 @@ int64_t fp8_block_scales_per_expert(int64_t n, int64_t k, int64_t n_granularity 
 /// the shapes with I = 256-1024 ran 2-17% faster there (the fused gather of x included).
 inline constexpr int64_t kFp8FusedActivationMaxInter = 4096;
 bool fp8_fuses_activation(const ProblemShape& shape, const QuantParams& quant);
+/// Whether a dynamic per-tensor scale's quantizer of `rows` (a bound) rows of `cols` values
+/// runs in one pass on `sms` SMs (kernels/fp8_one_pass.h: the rows held in the CTAs' shared
+/// memory across a grid barrier; no amax pass, and for the grouped path's activation no
+/// gated_act writing it in bf16 first), else in two. Any such tensor that fits: the one pass
+/// reads its input once where the two read it twice (or write and read it once more).
+bool fp8_one_pass_quantize(const QuantParams& quant, int64_t rows, int64_t cols, int64_t sms);
 /// Whether the FP8 grouped path quantizes x once per token and stores it at the rows of the
 /// token's pairs (kScatterTokens), else once per pair (kGatherTokens).
 /// - Per-token scales (a warp or a CTA per row): measured with every M on it (v24,

@@ -19,6 +19,7 @@
 // Scales: block weights with per-group activations multiply each block_k's partial sums by
 // the row's block scale and the token's group scale; per-tensor/per-row scales multiply the
 // sums once at the end.
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -30,6 +31,7 @@
 
 #include "align_warp.cuh"
 #include "fp8_divide.h"
+#include "fp8_one_pass.h"
 #include "fp8_one_token_down.h"
 #include "gemv_common.cuh"
 
@@ -491,6 +493,118 @@ __global__ void __launch_bounds__(kQuantThreads) fp8_quantize_rows_kernel(Fp8Qua
       src.convert(raw[b], f);
       quantize_vector(p, f, q, o);
       for_each_dest([&](int64_t dest) { store_vector(p, dest, v0 + b * kRowThreads, o); });
+    }
+  }
+}
+
+// The one-pass per-tensor quantizer (fp8_one_pass.h, fp8_one_pass_plan): a warp per unit
+// (segment s of row u / segments: vectors [s * seg_vecs, (s + 1) * seg_vecs) of it), CTA c
+// taking the live units [c * live_units / ctas, (c + 1) * live_units / ctas), each unit's
+// values held in shared memory as T values (QuantRow::hold: what the two-pass form reads back)
+// from the amax to the stores; the CTAs' amaxes meet in `partials` across a grid barrier
+// (every CTA then reduces them all, so nothing is zeroed first). The amax, scale, codes and
+// scale slots are the two-pass form's: fold_amax ignores a NaN and keeps an infinity as the
+// amax kernel does; the span kernel's scale slots (the first block's of each destination row
+// under kE4M3Grouped, scales[0] otherwise). kScatterTokens: every token's values count in the
+// amax (the two-pass amax runs over all of x), only tokens with a local pair are stored.
+template <typename T, Fp8QuantIn kIn, GatedAct kAct>
+__global__ void __launch_bounds__(kQuantThreads, kFp8OnePassCtasPerSm)
+    fp8_quantize_one_pass_kernel(Fp8QuantParams p, float* partials, int64_t segments, int64_t seg_vecs) {
+  static_assert(kIn != Fp8QuantIn::kGatherTokens, "the gathered view's amax is over x's tokens, not its rows");
+  static_assert(kQuantThreads == 32 * kFp8OnePassWarps, "a warp per unit, kFp8OnePassWarps per CTA");
+  allow_successor();  // a successor waits for this grid's end before it reads
+  using Row = QuantRow<T, kIn, kAct>;
+  constexpr bool kScatter = kIn == Fp8QuantIn::kScatterTokens;
+  constexpr int kBatch = Row::kGated ? 4 : 8;  // 16-byte loads in flight per lane (32 registers)
+  constexpr int kWarpsPerCta = static_cast<int>(kFp8OnePassWarps);
+  extern __shared__ uint4 s_held[];
+  __shared__ float s_max[kWarpsPerCta];
+  const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
+  const int64_t live_units = live_row_count(p) * segments;
+  const int64_t u0 = blockIdx.x * live_units / gridDim.x, u1 = (blockIdx.x + 1) * live_units / gridDim.x;
+  const int64_t vecs = p.cols / kVec;
+  float m = 0.0f;
+  for (int64_t u = u0 + warp; u < u1; u += kWarpsPerCta) {
+    const int64_t row = u / segments, v_begin = (u - row * segments) * seg_vecs;
+    const int64_t v_end = min(vecs, v_begin + seg_vecs);
+    const Row src = quant_row<T, kIn, kAct>(p, row, false);
+    uint4* held = s_held + (u - u0) * seg_vecs;  // vector v at held[v - v_begin]
+    for (int64_t v0 = v_begin + lane; v0 < v_end; v0 += kBatch * 32) {
+      uint4 raw[kBatch][Row::kLoads];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) src.fetch(v0 + 32 * b, v0 + 32 * b < v_end, raw[b]);
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        if (v0 + 32 * b >= v_end) break;
+        float f[kVec];
+        src.convert(raw[b], f);
+        m = fold_amax(m, f);
+        held[v0 + 32 * b - v_begin] = Row::hold(raw[b], f);
+      }
+    }
+  }
+  m = warp_max(m);
+  if (lane == 0) s_max[warp] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int w = 1; w < kWarpsPerCta; ++w) m = fmaxf(m, s_max[w]);
+    partials[blockIdx.x] = m;
+  }
+  cooperative_groups::this_grid().sync();
+  float g = 0.0f;
+  for (unsigned i = threadIdx.x; i < gridDim.x; i += kQuantThreads) g = fmaxf(g, __ldcg(partials + i));
+  g = warp_max(g);
+  if (lane == 0) s_max[warp] = g;  // every read of s_max above came before the grid barrier
+  __syncthreads();
+#pragma unroll
+  for (int w = 0; w < kWarpsPerCta; ++w) g = fmaxf(g, s_max[w]);
+  const DynamicScale q(dynamic_scale(g));
+  const bool grouped_out = p.out_kind == Fp8QuantOut::kE4M3Grouped;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    if (p.amax_out != nullptr) *p.amax_out = g;
+    if (!grouped_out && p.scales != nullptr) p.scales[0] = q.s;
+  }
+  for (int64_t u = u0 + warp; u < u1; u += kWarpsPerCta) {
+    const int64_t row = u / segments, v_begin = (u - row * segments) * seg_vecs;
+    const int64_t v_end = min(vecs, v_begin + seg_vecs);
+    // kScatter: lane k holds the row of the token's k-th pair (-1: none, or k >= topk).
+    int32_t dest = -1;
+    if constexpr (kScatter) {
+      if (lane < p.topk) dest = p.row_of_pair[row * p.topk + lane];
+      if (__ballot_sync(0xffffffffu, dest >= 0) == 0u) continue;  // no local pair: not stored
+    }
+    if (grouped_out && v_begin == 0) {  // the tensor's scale in the first block's slot of each destination row
+      const int64_t slot_row = kScatter ? dest : row;
+      if (kScatter ? dest >= 0 : lane == 0) {
+        int64_t sfa0 = 0, stride = 0;
+        grouped_scale_slot(p, slot_row, &sfa0, &stride);
+        p.scales[sfa0] = q.s;
+      }
+    }
+    const uint4* held = s_held + (u - u0) * seg_vecs;
+    // The same trip count on every lane: the destinations' shuffles need the whole warp.
+    for (int64_t v0 = v_begin; v0 < v_end; v0 += 32) {
+      const int64_t v = v0 + lane;
+      const bool mine = v < v_end;
+      uint32_t o[4] = {0u, 0u, 0u, 0u};
+      if (mine) {
+        float f[kVec];
+        Elem<T>::unpack(held[v - v_begin], f);
+        quantize_vector(p, f, q, o);
+      }
+      if constexpr (kScatter) {
+        if (p.codes_by_token) {
+          if (mine) store_vector(p, row, v, o);
+        } else {
+          for (int k = 0; k < p.topk; ++k) {
+            const int32_t d = __shfl_sync(0xffffffffu, dest, k);
+            if (mine && d >= 0) store_vector(p, d, v, o);
+          }
+        }
+      } else if (mine) {
+        store_vector(p, row, v, o);
+      }
     }
   }
 }
@@ -1102,21 +1216,27 @@ cudaError_t launch_fp8_quantize_typed(const Fp8QuantParams& p, const AlignParams
                           kQuantThreads, stream, p, span, team, per_team, table);
 }
 
-template <typename T>
-cudaError_t launch_fp8_quantize_view(const Fp8QuantParams& p, const AlignParams& table, cudaStream_t stream, bool pdl) {
+// f(view, act) with the input view (Fp8QuantIn) and the gated activation (GatedAct) as
+// compile-time constants: the plain views have no activation, one instantiation (kSilu, unused).
+template <typename F>
+cudaError_t dispatch_view(const Fp8QuantParams& p, F&& f) {
+  using In = Fp8QuantIn;
+  const auto plain = [&](auto in) { return f(in, std::integral_constant<GatedAct, GatedAct::kSilu>{}); };
   switch (p.in_kind) {
-    // The plain views have no activation: one instantiation (kSilu, unused).
-    case Fp8QuantIn::kRows: return launch_fp8_quantize_typed<T, Fp8QuantIn::kRows, GatedAct::kSilu>(p, table, stream, pdl);
-    case Fp8QuantIn::kGatherTokens:
-      return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatherTokens, GatedAct::kSilu>(p, table, stream, pdl);
-    case Fp8QuantIn::kScatterTokens:
-      return launch_fp8_quantize_typed<T, Fp8QuantIn::kScatterTokens, GatedAct::kSilu>(p, table, stream, pdl);
-    case Fp8QuantIn::kGatedAct:
-      return dispatch_act(p.act, [&](auto a) {
-        return launch_fp8_quantize_typed<T, Fp8QuantIn::kGatedAct, decltype(a)::value>(p, table, stream, pdl);
-      });
+    case In::kRows: return plain(std::integral_constant<In, In::kRows>{});
+    case In::kGatherTokens: return plain(std::integral_constant<In, In::kGatherTokens>{});
+    case In::kScatterTokens: return plain(std::integral_constant<In, In::kScatterTokens>{});
+    case In::kGatedAct:
+      return dispatch_act(p.act, [&](auto a) { return f(std::integral_constant<In, In::kGatedAct>{}, a); });
   }
   return cudaErrorInvalidValue;
+}
+
+template <typename T>
+cudaError_t launch_fp8_quantize_view(const Fp8QuantParams& p, const AlignParams& table, cudaStream_t stream, bool pdl) {
+  return dispatch_view(p, [&](auto in, auto act) {
+    return launch_fp8_quantize_typed<T, decltype(in)::value, decltype(act)::value>(p, table, stream, pdl);
+  });
 }
 
 }  // namespace
@@ -1164,6 +1284,54 @@ cudaError_t launch_fp8_quantize(const Fp8QuantParams& p, cudaStream_t stream, bo
   const AlignParams& t = table != nullptr ? *table : none;
   return p.elem == ElemType::kBF16 ? launch_fp8_quantize_view<__nv_bfloat16>(p, t, stream, after_predecessor)
                                    : launch_fp8_quantize_view<__half>(p, t, stream, after_predecessor);
+}
+
+namespace {
+
+template <typename T, Fp8QuantIn kIn, GatedAct kAct>
+cudaError_t launch_one_pass_typed(const Fp8QuantParams& p, float* partials, const Fp8OnePassPlan& plan,
+                                  cudaStream_t stream) {
+  constexpr auto kKernel = fp8_quantize_one_pass_kernel<T, kIn, kAct>;
+  // Above 48 KiB of dynamic shared memory a kernel must opt in (once, at the most a launch takes).
+  static const cudaError_t opt_in = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                         static_cast<int>(kFp8OnePassHeldBytes));
+  if (opt_in != cudaSuccess) return opt_in;
+  cudaLaunchAttribute cooperative = {};
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = 1;
+  return launch_with_attribute(cooperative, kKernel, dim3(static_cast<unsigned>(plan.ctas)), dim3(kQuantThreads),
+                               static_cast<size_t>(plan.held_bytes), stream, p, partials, plan.segments, plan.seg_vecs);
+}
+
+template <typename T>
+cudaError_t launch_one_pass_view(const Fp8QuantParams& p, float* partials, const Fp8OnePassPlan& plan,
+                                 cudaStream_t stream) {
+  return dispatch_view(p, [&](auto in, auto act) {
+    constexpr Fp8QuantIn kIn = decltype(in)::value;
+    if constexpr (kIn == Fp8QuantIn::kGatherTokens) {
+      return cudaErrorInvalidValue;  // its amax is over x's tokens, not its rows
+    } else {
+      return launch_one_pass_typed<T, kIn, decltype(act)::value>(p, partials, plan, stream);
+    }
+  });
+}
+
+}  // namespace
+
+cudaError_t launch_fp8_quantize_one_pass(const Fp8QuantParams& p, float* partials, int32_t sms, cudaStream_t stream) {
+  if (!valid_input(p) || p.out == nullptr || partials == nullptr || p.kind != Fp8ActScale::kTensor ||
+      p.tensor_scale != nullptr || p.whole_tensor || p.in_kind == Fp8QuantIn::kGatherTokens || p.topk > 32) {
+    return cudaErrorInvalidValue;
+  }
+  if (p.out_kind == Fp8QuantOut::kE4M3Grouped &&
+      (p.scales == nullptr || p.expert_offsets == nullptr || p.num_experts <= 0)) {
+    return cudaErrorInvalidValue;
+  }
+  if (p.rows == 0) return cudaSuccess;
+  const Fp8OnePassPlan plan = fp8_one_pass_plan(p.rows, p.cols, sms);
+  if (!plan.fits) return cudaErrorInvalidValue;
+  return p.elem == ElemType::kBF16 ? launch_one_pass_view<__nv_bfloat16>(p, partials, plan, stream)
+                                   : launch_one_pass_view<__half>(p, partials, plan, stream);
 }
 
 namespace {

@@ -163,6 +163,9 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   q.act_quant = ActQuant::kPerTensorDynamic;
   ASSERT_TRUE(plan_workspace(inputs(16, 7168, 256, 256, 8, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
   EXPECT_EQ(ws.find("intermediate")->bytes, 16u * 8u * 256u * 2u);
+  // ... unless the one-pass quantizer holds it (layer.cpp asks fp8_one_pass_quantize with the
+  // SMs, which the plan does not know: the slot stays), with its CTAs' amax slots.
+  EXPECT_EQ(ws.find("amax_partials")->bytes, static_cast<size_t>(kernels::kFp8OnePassMaxCtas) * 4u);
   q.act_quant = ActQuant::kPerTensorStatic;
   ASSERT_TRUE(plan_workspace(inputs(16, 4096, 14336, 8, 2, false), q, KernelPath::kGroupedGemm, 0, &ws).ok());
   EXPECT_EQ(ws.find("intermediate")->bytes, 16u * 2u * 14336u * 2u);
@@ -192,6 +195,50 @@ TEST(Planner, Fp8AddsQuantizedActivations) {
   EXPECT_EQ(ws.find("intermediate_quantized")->bytes, 16u * 8u * 256u * 2u);
   EXPECT_EQ(ws.find("intermediate_scales")->bytes, 16u * 8u * 2u * 4u);
   EXPECT_EQ(ws.find("fp8_rows"), nullptr);
+}
+
+// The one-pass per-tensor quantizer (kernels/fp8_one_pass_geometry.h): a warp per unit (a row's
+// segment of at most 256 vectors), about a unit per warp, at most two CTAs per SM, each holding
+// its units in kFp8OnePassHeldBytes of shared memory.
+TEST(Planner, Fp8OnePassQuantizerWhereTheRowsFitSharedMemory) {
+  using kernels::fp8_one_pass_plan;
+  // Qwen3 M = 1024's activation (8192 pairs x 768): a unit per row, 264 CTAs of 32 rows.
+  kernels::Fp8OnePassPlan p = fp8_one_pass_plan(8192, 768, 132);
+  EXPECT_TRUE(p.fits);
+  EXPECT_EQ(p.segments, 1);
+  EXPECT_EQ(p.seg_vecs, 96);
+  EXPECT_EQ(p.ctas, 264);
+  EXPECT_EQ(p.held_bytes, 32 * 96 * 16);
+  EXPECT_FALSE(fp8_one_pass_plan(32768, 768, 132).fits);  // M = 4096: 50 MB against 26
+  // Mixtral M = 1's activation (2 pairs x 14336): seven units of 256 vectors per row, two CTAs.
+  p = fp8_one_pass_plan(2, 14336, 132);
+  EXPECT_TRUE(p.fits);
+  EXPECT_EQ(p.segments, 7);
+  EXPECT_EQ(p.seg_vecs, 256);
+  EXPECT_EQ(p.units, 14);
+  EXPECT_EQ(p.ctas, 2);
+  // DeepSeek-V3's x at M = 8 (896 vectors a row: four units of 224); at M = 4096 it does not fit.
+  p = fp8_one_pass_plan(8, 7168, 132);
+  EXPECT_EQ(p.segments, 4);
+  EXPECT_EQ(p.seg_vecs, 224);
+  EXPECT_EQ(p.ctas, 4);
+  EXPECT_TRUE(p.fits);
+  EXPECT_FALSE(fp8_one_pass_plan(4096, 7168, 132).fits);
+  EXPECT_TRUE(fp8_one_pass_plan(4096, 2048, 132).fits);  // Qwen3's x at M = 4096: 16 rows of 4 KiB per CTA
+  EXPECT_EQ(fp8_one_pass_plan(1 << 20, 1024, 4096).ctas, kernels::kFp8OnePassMaxCtas);  // the amax slots bound the grid
+  // The bound: a CTA's units exactly at the held bytes, and one row more.
+  const int64_t per_cta = kernels::kFp8OnePassHeldBytes / (128 * 16);  // rows of 1024 values
+  EXPECT_TRUE(fp8_one_pass_plan(264 * per_cta, 1024, 132).fits);
+  EXPECT_FALSE(fp8_one_pass_plan(264 * per_cta + 1, 1024, 132).fits);
+  EXPECT_FALSE(fp8_one_pass_plan(0, 768, 132).fits);
+  EXPECT_FALSE(fp8_one_pass_plan(16, 772, 132).fits);  // not whole 8-value vectors
+  EXPECT_FALSE(fp8_one_pass_plan(16, 768, 0).fits);
+  // Dynamic per-tensor scales only (the others have their scale before any value is read).
+  for (ActQuant a : {ActQuant::kPerTensorDynamic, ActQuant::kPerTensorStatic, ActQuant::kPerToken, ActQuant::kPerGroup}) {
+    const QuantParams q = fp8_quant(a == ActQuant::kPerGroup ? WeightFormat::kFP8Block : WeightFormat::kFP8PerTensor, a);
+    EXPECT_EQ(fp8_one_pass_quantize(q, 8192, 768, 132), a == ActQuant::kPerTensorDynamic) << static_cast<int>(a);
+  }
+  EXPECT_FALSE(fp8_one_pass_quantize(fp8_quant(WeightFormat::kFP8PerTensor, ActQuant::kPerTensorDynamic), 32768, 768, 132));
 }
 
 TEST(Planner, Fp8GroupedNeeds128Blocks) {

@@ -29,6 +29,12 @@ inline bool have_hopper() {
   if (!fusedmoe::testing_util::have_hopper()) \
   GTEST_SKIP() << "needs an sm_90 GPU (none found, or this build's kernels do not load)"
 
+// Device 0's SMs (0 where it cannot be read: a launch sized by it refuses).
+inline int sm_count() {
+  int sms = 0;
+  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess ? sms : 0;
+}
+
 // n elements of device memory (at least one), freed on scope exit.
 template <typename T>
 struct DeviceBuffer {

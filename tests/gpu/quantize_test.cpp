@@ -23,6 +23,7 @@
 #include "fusedmoe_ref/random.h"
 #include "fusedmoe_ref/reference.h"
 #include "gpu/gpu_test_util.h"
+#include "kernels/fp8_one_pass.h"
 #include "kernels/launch.h"
 
 namespace fusedmoe {
@@ -82,13 +83,15 @@ struct QuantCase {
   bool specials = false;  // a NaN and an infinity (make_matrix)
   bool whole = false;     // kTensor dynamic through whole_tensor (one CTA, no amax pass)
   int64_t live = -1;      // >= 0: a device live-row count (rows past it neither read nor written)
+  bool one_pass = false;  // kTensor dynamic through launch_fp8_quantize_one_pass (no amax pass)
   std::string describe() const {
     static const char* kKinds[3] = {"tensor", "row", "group"};
     return std::string(elem == ElemType::kBF16 ? "bf16" : "fp16") + " rows " + std::to_string(rows) + " cols " +
            std::to_string(cols) + " " + kKinds[static_cast<int>(kind)] +
            (kind == Fp8ActScale::kGroup ? " group " + std::to_string(group) : "") +
            (static_scale ? " static " + std::to_string(scale) : "") + (specials ? " nan/inf" : "") +
-           (whole ? " whole tensor" : "") + (live >= 0 ? " live " + std::to_string(live) : "");
+           (whole ? " whole tensor" : "") + (live >= 0 ? " live " + std::to_string(live) : "") +
+           (one_pass ? " one pass" : "");
   }
 };
 
@@ -123,11 +126,20 @@ void check_quantizer(const QuantCase& c, uint64_t seed) {
   if (c.whole) {
     p.whole_tensor = true;
     p.amax_out = amax.p;
+  } else if (c.one_pass) {
+    p.amax_out = amax.p;
   } else if (c.kind == Fp8ActScale::kTensor && !c.static_scale) {
     CUDA_OK(kernels::launch_fp8_amax(c.elem, in.p, c.rows, c.cols, p.live_rows, amax.p, nullptr));
     p.amax = amax.p;
   }
-  CUDA_OK(kernels::launch_fp8_quantize(p, nullptr));
+  if (c.one_pass) {
+    DeviceBuffer<float> partials(kernels::kFp8OnePassMaxCtas);
+    CUDA_OK(cudaMemset(partials.p, 0xff, kernels::kFp8OnePassMaxCtas * sizeof(float)));  // poisoned: NaN
+    CUDA_OK(kernels::launch_fp8_quantize_one_pass(p, partials.p, testing_util::sm_count(), nullptr));
+    CUDA_OK(cudaDeviceSynchronize());
+  } else {
+    CUDA_OK(kernels::launch_fp8_quantize(p, nullptr));
+  }
   CUDA_OK(cudaDeviceSynchronize());
   std::vector<uint16_t> got(static_cast<size_t>(n));
   std::vector<float> got_scales(static_cast<size_t>(n_scales));
@@ -140,7 +152,7 @@ void check_quantizer(const QuantCase& c, uint64_t seed) {
     float a = 0.0f;  // over the live rows (std::fmax: a NaN is ignored, as by the kernels)
     for (int64_t i = 0; i < live * c.cols; ++i) a = std::fmax(a, std::fabs(x.value(i)));
     want_scales[0] = c.static_scale ? c.scale : ref::fp8_dynamic_scale(a);
-    if (c.whole) {  // the amax it leaves for GpuLayer, as launch_fp8_amax would
+    if (c.whole || c.one_pass) {  // the amax it leaves for GpuLayer, as launch_fp8_amax would
       float got_amax = 0.0f;
       CUDA_OK(cudaMemcpy(&got_amax, amax.p, sizeof got_amax, cudaMemcpyDeviceToHost));
       ASSERT_EQ(ref::float_bits(got_amax), ref::float_bits(a)) << "amax_out: got " << got_amax << " want " << a;
@@ -226,6 +238,26 @@ TEST(Fp8Quantize, CodesAndScalesMatchTheReferenceBitForBit) {
     check_quantizer({elem, 16, 1000, Fp8ActScale::kTensor, 128, false, 1.0f, true, true}, seed++);
     check_quantizer({elem, 16, 1000, Fp8ActScale::kTensor, 128, false, 1.0f, false, true, 5}, seed++);
     check_quantizer({elem, 16, 1000, Fp8ActScale::kTensor, 128, false, 1.0f, false, false, 5}, seed++);  // the two-pass path, same live rows
+    // The one-pass kernel: one row (four units); 16 rows with 5 live; many rows (264 CTAs,
+    // each 24 units of 224 vectors: 84 KiB held); a NaN and an infinity; a live count past a
+    // CTA's first units; a row of 14336 columns in seven units; as many rows as the CTAs hold
+    // at 1024 columns (one more and it refuses them).
+    const auto one_pass = [&](int64_t rows, int64_t cols, bool specials, int64_t live) {
+      QuantCase c{elem, rows, cols, Fp8ActScale::kTensor};
+      c.specials = specials;
+      c.live = live;
+      c.one_pass = true;
+      check_quantizer(c, seed++);
+    };
+    one_pass(1, 7168, false, -1);
+    one_pass(16, 1000, false, 5);
+    one_pass(1536, 7168, false, -1);
+    one_pass(1536, 1000, true, -1);
+    one_pass(1536, 1000, false, 1000);
+    one_pass(3, 14336, false, -1);
+    const int64_t held_rows = kernels::fp8_one_pass_plan(1 << 20, 1024, testing_util::sm_count()).ctas *
+                              (kernels::kFp8OnePassHeldBytes / (128 * 16));
+    one_pass(held_rows, 1024, false, -1);
     if (testing::Test::HasFatalFailure()) return;
   }
 }
@@ -329,4 +361,168 @@ TEST(Fp8Quantize, TableRefusesWhatOneWarpDoesNot) {
 }
 
 }  // namespace
+// The one-pass kernel refuses, before any launch (no GPU needed), what it does not take: other
+// scales than a dynamic per-tensor one, the gathered view, no amax slots, and rows past what its
+// CTAs hold.
+TEST(Fp8Quantize, OnePassRefusesWhatItDoesNotHold) {
+  uint16_t in_word = 0, out_word = 0;
+  float scale = 0.0f, partials = 0.0f;
+  kernels::Fp8QuantParams p;
+  p.in = &in_word;
+  p.out = &out_word;
+  p.scales = &scale;
+  p.kind = Fp8ActScale::kTensor;
+  p.cols = 1024;
+  const int32_t sms = 132;
+  const int64_t held = kernels::fp8_one_pass_plan(1 << 20, 1024, sms).ctas * (kernels::kFp8OnePassHeldBytes / (128 * 16));
+  p.rows = held + 1;  // one row past the CTAs' shared memory
+  EXPECT_EQ(kernels::launch_fp8_quantize_one_pass(p, &partials, sms, nullptr), cudaErrorInvalidValue);
+  p.rows = 16;
+  EXPECT_EQ(kernels::launch_fp8_quantize_one_pass(p, nullptr, sms, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(kernels::launch_fp8_quantize_one_pass(p, &partials, 0, nullptr), cudaErrorInvalidValue);
+  p.kind = Fp8ActScale::kRow;
+  EXPECT_EQ(kernels::launch_fp8_quantize_one_pass(p, &partials, sms, nullptr), cudaErrorInvalidValue);
+  p.kind = Fp8ActScale::kTensor;
+  p.tensor_scale = &scale;  // a static scale needs no amax
+  EXPECT_EQ(kernels::launch_fp8_quantize_one_pass(p, &partials, sms, nullptr), cudaErrorInvalidValue);
+  p.tensor_scale = nullptr;
+  p.whole_tensor = true;
+  EXPECT_EQ(kernels::launch_fp8_quantize_one_pass(p, &partials, sms, nullptr), cudaErrorInvalidValue);
+  p.whole_tensor = false;
+  int32_t sorted = 0, row_of_pair = 0;
+  p.in_kind = kernels::Fp8QuantIn::kGatherTokens;
+  p.sorted_pairs = &sorted;
+  p.row_of_pair = &row_of_pair;
+  EXPECT_EQ(kernels::launch_fp8_quantize_one_pass(p, &partials, sms, nullptr), cudaErrorInvalidValue);
+}
+
+// Values of one matrix [rows, cols] (bf16 or fp16 bits): normal, each row's magnitude one of
+// 1, 1e-2, 30 (finite activations: a huge row would make every code 0 under one tensor scale).
+std::vector<uint16_t> modest_values(ElemType elem, int64_t rows, int64_t cols, uint64_t seed) {
+  static const float kMag[3] = {1.0f, 1e-2f, 30.0f};
+  ref::Rng rng(seed);
+  std::vector<uint16_t> bits(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const float v = static_cast<float>(rng.normal()) * kMag[(i / cols) % 3];
+    bits[i] = elem == ElemType::kBF16 ? ref::float_to_bf16(v) : ref::float_to_fp16(v);
+  }
+  return bits;
+}
+
+template <typename T>
+std::vector<T> to_host(const DeviceBuffer<T>& d, int64_t n) {
+  std::vector<T> h(static_cast<size_t>(n));
+  EXPECT_EQ(cudaMemcpy(h.data(), d.p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  return h;
+}
+
+// The one-pass kernel's grouped views against the two-pass form's launches, bit for bit (the
+// codes, every scale slot and the amax): kGatedAct (gated_act writing the activation with its
+// amax, then the span quantizer) on 600 rows with 590 live, and kScatterTokens (the amax pass
+// over every token, then the span quantizer storing at the pairs' rows) on 300 tokens at top-2
+// with some tokens' pairs all skipped, both into kE4M3Grouped's layout on 4 experts.
+TEST(Fp8Quantize, OnePassMatchesTwoPassOnTheGroupedViews) {
+  REQUIRE_GPU();
+  const int32_t sms = testing_util::sm_count();
+  uint64_t seed = 100;
+  for (ElemType elem : {ElemType::kBF16, ElemType::kFP16}) {
+    SCOPED_TRACE(elem == ElemType::kBF16 ? "bf16" : "fp16");
+    for (bool gated : {true, false}) {
+      SCOPED_TRACE(gated ? "gated activation" : "x scattered to its pairs");
+      const int64_t tokens = 300, topk = 2, pairs = tokens * topk;
+      const int64_t cols = gated ? 768 : 1000, in_cols = gated ? 2 * cols : cols;
+      const int64_t in_rows = gated ? pairs : tokens;
+      // Pairs' rows: token t's pair k local unless t % 7 == 3 (no local pair) or k = 1 and
+      // t % 5 == 0; the local ones take rows 0, 1, ... in order. Gated: 590 of 600 rows live.
+      std::vector<int32_t> row_of_pair(static_cast<size_t>(pairs), -1);
+      int64_t live = 0;
+      for (int64_t t = 0; t < tokens; ++t) {
+        for (int64_t k = 0; k < topk; ++k) {
+          if (t % 7 == 3 || (k == 1 && t % 5 == 0)) continue;
+          row_of_pair[t * topk + k] = static_cast<int32_t>(live++);
+        }
+      }
+      if (gated) live = 590;
+      const int64_t offsets[5] = {0, live / 4, live / 2, live * 3 / 4, live};
+      const int64_t blocks = (cols + 127) / 128;
+      const std::vector<uint16_t> in_bits = modest_values(elem, in_rows, in_cols, seed++);
+      DeviceBuffer<uint16_t> in(in_rows * in_cols), act(pairs * cols);
+      DeviceBuffer<int32_t> d_row_of_pair(pairs);
+      DeviceBuffer<int64_t> d_offsets(5);
+      DeviceBuffer<float> amax(2), partials(kernels::kFp8OnePassMaxCtas);
+      DeviceBuffer<uint8_t> out_two(pairs * cols), out_one(pairs * cols);
+      DeviceBuffer<float> scales_two(pairs * blocks), scales_one(pairs * blocks);
+      CUDA_OK(cudaMemcpy(in.p, in_bits.data(), in_bits.size() * 2, cudaMemcpyHostToDevice));
+      CUDA_OK(cudaMemcpy(d_row_of_pair.p, row_of_pair.data(), pairs * 4, cudaMemcpyHostToDevice));
+      CUDA_OK(cudaMemcpy(d_offsets.p, offsets, sizeof offsets, cudaMemcpyHostToDevice));
+      for (uint8_t* o : {out_two.p, out_one.p}) CUDA_OK(cudaMemset(o, 0x7f, pairs * cols));
+      for (float* sc : {scales_two.p, scales_one.p}) CUDA_OK(cudaMemset(sc, 0xff, pairs * blocks * 4));
+      CUDA_OK(cudaMemset(amax.p, 0, 2 * sizeof(float)));
+      CUDA_OK(cudaMemset(partials.p, 0xff, kernels::kFp8OnePassMaxCtas * sizeof(float)));
+
+      kernels::Fp8QuantParams p;
+      p.elem = elem;
+      p.kind = Fp8ActScale::kTensor;
+      p.out_kind = kernels::Fp8QuantOut::kE4M3Grouped;
+      p.expert_offsets = d_offsets.p;
+      p.num_experts = 4;
+      p.cols = cols;
+      kernels::Fp8QuantParams two = p;
+      if (gated) {
+        kernels::GatedActParams ga;
+        ga.elem = elem;
+        ga.h = in.p;
+        ga.a = act.p;
+        ga.rows_bound = pairs;
+        ga.inter = cols;
+        ga.live_rows = d_offsets.p + 4;
+        ga.amax_bits = reinterpret_cast<unsigned int*>(amax.p);
+        CUDA_OK(kernels::launch_gated_act(ga, nullptr));
+        two.in = act.p;
+        two.rows = pairs;
+        two.live_rows = d_offsets.p + 4;
+        p.in = in.p;
+        p.in_kind = kernels::Fp8QuantIn::kGatedAct;
+        p.rows = pairs;
+        p.live_rows = d_offsets.p + 4;
+      } else {
+        CUDA_OK(kernels::launch_fp8_amax(elem, in.p, tokens, cols, nullptr, amax.p, nullptr));
+        two.in = in.p;
+        two.rows = tokens;
+        two.in_kind = kernels::Fp8QuantIn::kScatterTokens;
+        two.topk = static_cast<int32_t>(topk);
+        two.row_of_pair = d_row_of_pair.p;
+        p.in = in.p;
+        p.rows = tokens;
+        p.in_kind = kernels::Fp8QuantIn::kScatterTokens;
+        p.topk = static_cast<int32_t>(topk);
+        p.row_of_pair = d_row_of_pair.p;
+      }
+      two.amax = amax.p;
+      two.out = out_two.p;
+      two.scales = scales_two.p;
+      CUDA_OK(kernels::launch_fp8_quantize(two, nullptr));
+      p.out = out_one.p;
+      p.scales = scales_one.p;
+      p.amax_out = amax.p + 1;
+      CUDA_OK(kernels::launch_fp8_quantize_one_pass(p, partials.p, sms, nullptr));
+      CUDA_OK(cudaDeviceSynchronize());
+      const std::vector<float> amaxes = to_host(amax, 2);
+      EXPECT_EQ(ref::float_bits(amaxes[1]), ref::float_bits(amaxes[0])) << amaxes[1] << " against " << amaxes[0];
+      EXPECT_GT(amaxes[0], 0.0f);
+      const std::vector<uint8_t> got = to_host(out_one, pairs * cols), want = to_host(out_two, pairs * cols);
+      int64_t nonzero = 0;
+      for (int64_t i = 0; i < pairs * cols; ++i) {
+        ASSERT_EQ(got[i], want[i]) << "row " << i / cols << " col " << i % cols;
+        nonzero += (want[i] & 0x7f) != 0 && want[i] != 0x7f;
+      }
+      EXPECT_GT(nonzero, pairs * cols / 4);  // most live rows hold codes, not the poison
+      const std::vector<float> got_s = to_host(scales_one, pairs * blocks), want_s = to_host(scales_two, pairs * blocks);
+      for (int64_t i = 0; i < pairs * blocks; ++i) {
+        ASSERT_EQ(ref::float_bits(got_s[i]), ref::float_bits(want_s[i])) << "scale slot " << i;
+      }
+    }
+  }
+}
+
 }  // namespace fusedmoe
