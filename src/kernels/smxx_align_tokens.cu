@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(kMaxThreads) align_tokens_kernel(AlignParams p
   wait_for_predecessor();
   // The GEMM launched after this one (programmatic dependent launch) may start; it waits for
   // this grid's completion before reading the alignment.
-  asm volatile("griddepcontrol.launch_dependents;" :::);
+  allow_successor();
 }
 
 // Up to kWarpAlignPairs pairs: one warp, the same end as align_tokens_kernel's.
@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(32) align_warp_kernel(AlignParams p) {
   if (p.ids_from_predecessor) wait_for_predecessor();  // the router's ids
   align_warp(p, s_sorted);
   wait_for_predecessor();  // beside its predecessor: ends after it (align_tokens_kernel)
-  asm volatile("griddepcontrol.launch_dependents;" :::);
+  allow_successor();
 }
 
 // Multi-CTA, one cooperative launch, blockDim.x threads (>= num_experts: one per expert) and
@@ -288,7 +288,7 @@ __global__ void __launch_bounds__(kMaxThreads) align_grid_kernel(AlignParams p, 
   }
   // The GEMM launched after this one (programmatic dependent launch) may start; it waits for
   // this grid's completion before reading the alignment.
-  asm volatile("griddepcontrol.launch_dependents;" :::);
+  allow_successor();
 }
 
 }  // namespace

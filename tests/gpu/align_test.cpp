@@ -23,13 +23,7 @@ namespace fusedmoe {
 namespace {
 
 using testing_util::DeviceBuffer;
-
-template <typename T>
-std::vector<T> to_host(const T* p, int64_t n) {
-  std::vector<T> h(static_cast<size_t>(n));
-  EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-  return h;
-}
+using testing_util::to_host;
 
 struct AlignCase {
   int64_t pairs = 0;

@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "fusedmoe/build_info.h"
 
@@ -33,6 +35,14 @@ inline bool have_hopper() {
 inline int sm_count() {
   int sms = 0;
   return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess ? sms : 0;
+}
+
+// n elements copied from device memory p.
+template <typename T>
+std::vector<T> to_host(const T* p, int64_t n) {
+  std::vector<T> h(static_cast<size_t>(n));
+  EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  return h;
 }
 
 // n elements of device memory (at least one), freed on scope exit.

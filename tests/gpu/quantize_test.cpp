@@ -33,6 +33,7 @@ using kernels::ElemType;
 using kernels::Fp8ActScale;
 
 using testing_util::DeviceBuffer;
+using testing_util::to_host;
 
 // Row r's magnitude by r % 8 (bf16; fp16 keeps the classes inside its range).
 float row_magnitude(int64_t r, ElemType elem) {
@@ -409,13 +410,6 @@ std::vector<uint16_t> modest_values(ElemType elem, int64_t rows, int64_t cols, u
   return bits;
 }
 
-template <typename T>
-std::vector<T> to_host(const DeviceBuffer<T>& d, int64_t n) {
-  std::vector<T> h(static_cast<size_t>(n));
-  EXPECT_EQ(cudaMemcpy(h.data(), d.p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-  return h;
-}
-
 // The one-pass kernel's grouped views against the two-pass form's launches, bit for bit (the
 // codes, every scale slot and the amax): kGatedAct (gated_act writing the activation with its
 // amax, then the span quantizer) on 600 rows with 590 live, and kScatterTokens (the amax pass
@@ -507,17 +501,17 @@ TEST(Fp8Quantize, OnePassMatchesTwoPassOnTheGroupedViews) {
       p.amax_out = amax.p + 1;
       CUDA_OK(kernels::launch_fp8_quantize_one_pass(p, partials.p, sms, nullptr));
       CUDA_OK(cudaDeviceSynchronize());
-      const std::vector<float> amaxes = to_host(amax, 2);
+      const std::vector<float> amaxes = to_host(amax.p, 2);
       EXPECT_EQ(ref::float_bits(amaxes[1]), ref::float_bits(amaxes[0])) << amaxes[1] << " against " << amaxes[0];
       EXPECT_GT(amaxes[0], 0.0f);
-      const std::vector<uint8_t> got = to_host(out_one, pairs * cols), want = to_host(out_two, pairs * cols);
+      const std::vector<uint8_t> got = to_host(out_one.p, pairs * cols), want = to_host(out_two.p, pairs * cols);
       int64_t nonzero = 0;
       for (int64_t i = 0; i < pairs * cols; ++i) {
         ASSERT_EQ(got[i], want[i]) << "row " << i / cols << " col " << i % cols;
         nonzero += (want[i] & 0x7f) != 0 && want[i] != 0x7f;
       }
       EXPECT_GT(nonzero, pairs * cols / 4);  // most live rows hold codes, not the poison
-      const std::vector<float> got_s = to_host(scales_one, pairs * blocks), want_s = to_host(scales_two, pairs * blocks);
+      const std::vector<float> got_s = to_host(scales_one.p, pairs * blocks), want_s = to_host(scales_two.p, pairs * blocks);
       for (int64_t i = 0; i < pairs * blocks; ++i) {
         ASSERT_EQ(ref::float_bits(got_s[i]), ref::float_bits(want_s[i])) << "scale slot " << i;
       }
