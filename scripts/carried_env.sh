@@ -133,12 +133,13 @@ gtest_part() {
   timeout "$3" "$1" --gtest_filter="$4" > "$W/ctest_$2.txt" 2>&1
   echo "$2 cases rc=$? $(el) s" >> "$W/info.txt"
 }
-# sanitize BIN TAG ARGS...: compute-sanitizer memcheck and racecheck of BIN ARGS.
+# sanitize BIN TAG ARGS...: compute-sanitizer memcheck and racecheck of BIN ARGS, each within
+# SANITIZE_S seconds (60 unless set).
 sanitize() {
   local bin="$1" tag="$2" tool
   shift 2
   for tool in memcheck racecheck; do
-    timeout 60 compute-sanitizer --tool $tool "$bin" "$@" > "$W/${tool}_$tag.txt" 2>&1
+    timeout "${SANITIZE_S:-60}" compute-sanitizer --tool $tool "$bin" "$@" > "$W/${tool}_$tag.txt" 2>&1
     echo "$tool $tag rc=$? $(el) s" >> "$W/info.txt"
   done
 }

@@ -11,10 +11,7 @@ source scripts/carried_env.sh
 carried_setup "${W:-w1}" main73 hyb || exit 1
 nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv > "$W/info.txt" 2>&1
 gtest_part "$TESTS_hyb" fp8 200 '*Fp8*:SmallMSplitK.*'
-for tool in memcheck racecheck; do
-  timeout 120 compute-sanitizer --tool $tool "$TESTS_hyb" --gtest_filter='Fp8Quantize.*' > "$W/${tool}_quantize.txt" 2>&1
-  echo "$tool quantize rc=$? $(el) s" >> "$W/info.txt"
-done
+SANITIZE_S=120 sanitize "$TESTS_hyb" quantize --gtest_filter='Fp8Quantize.*'
 abba_tagged main73 hyb tensor --precision fp8_tensor
 carried_report
 abba_report main73 hyb 40
