@@ -133,12 +133,12 @@ gtest_part() {
   timeout "$3" "$1" --gtest_filter="$4" > "$W/ctest_$2.txt" 2>&1
   echo "$2 cases rc=$? $(el) s" >> "$W/info.txt"
 }
-# sanitize BIN TAG ARGS...: compute-sanitizer memcheck and racecheck of BIN ARGS, each within
-# SANITIZE_S seconds (60 unless set).
+# sanitize BIN TAG ARGS...: compute-sanitizer memcheck and racecheck (SANITIZE_TOOLS, both
+# unless set) of BIN ARGS, each within SANITIZE_S seconds (60 unless set).
 sanitize() {
   local bin="$1" tag="$2" tool
   shift 2
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     timeout "${SANITIZE_S:-60}" compute-sanitizer --tool $tool "$bin" "$@" > "$W/${tool}_$tag.txt" 2>&1
     echo "$tool $tag rc=$? $(el) s" >> "$W/info.txt"
   done

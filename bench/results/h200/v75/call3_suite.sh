@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# v75 call 3: the whole GPU suite of BUILD (hyb where call 1 passed and hyb landed; main73
+# v75 call 3: the whole GPU suite of BUILD (split once call 4 passed and it landed; main73
 # otherwise), the FP8 and split-K cases first (the part v73-v75 touched: the device time may
 # cut the rest), then, on an H200 only, its bench of every precision (the issues' figures;
 # v67's call 1 is the last H200 baseline).
 #   carry: ["build/carry/BUILD.tgz"]
-# Run as `BUILD=hyb bash bench/results/h200/v75/call3_suite.sh` (W unset: the work folder is $OUT/w3).
+# Run as `BUILD=split bash bench/results/h200/v75/call3_suite.sh` (W unset: the work folder is $OUT/w3).
 source scripts/carried_env.sh
-b="${BUILD:-hyb}"
+b="${BUILD:-split}"
 carried_setup "${W:-w3}" "$b" || exit 1
 bin="$root/build/carry/$b/fusedmoe" tests="$root/build/carry/$b/fusedmoe_gpu_tests"
 nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv > "$W/info.txt" 2>&1

@@ -10,8 +10,7 @@ source scripts/carried_env.sh
 carried_setup "${W:-w4}" main73 split || exit 1
 nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv > "$W/info.txt" 2>&1
 gtest_part "$TESTS_split" fp8 150 'Fp8Quantize.*:Fp8LayerAuto.*:Paths/Fp8Layer.*/grouped_gemm'
-timeout 60 compute-sanitizer --tool memcheck "$TESTS_split" --gtest_filter='Fp8Quantize.*' > "$W/memcheck_quantize.txt" 2>&1
-echo "memcheck rc=$? $(el) s" >> "$W/info.txt"
+SANITIZE_TOOLS=memcheck sanitize "$TESTS_split" quantize --gtest_filter='Fp8Quantize.*'
 abba_tagged main73 split tensor --precision fp8_tensor
 carried_report
 abba_report main73 split 66
